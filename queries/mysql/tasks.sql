@@ -1,0 +1,161 @@
+-- name: TaskInsert :execlastid
+-- An existing (task_type, idempotency_key) returns the existing row's id.
+INSERT INTO leasegen_tasks (
+  task_type, status, payload, priority, available_at, max_attempts,
+  owner_id, idempotency_key, created_at, updated_at
+) VALUES (
+  sqlc.arg(task_type), 'QUEUED', sqlc.arg(payload), sqlc.arg(priority),
+  COALESCE(sqlc.narg(run_at), NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
+  sqlc.arg(max_attempts), sqlc.arg(owner_id), sqlc.narg(idempotency_key),
+  NOW(3), NOW(3)
+)
+ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id);
+
+-- name: TaskGet :one
+SELECT * FROM leasegen_tasks WHERE id = ?;
+
+-- name: TaskListByOwner :many
+SELECT * FROM leasegen_tasks
+WHERE owner_id = sqlc.arg(owner_id) AND status IN (sqlc.slice(statuses))
+ORDER BY created_at DESC, id DESC
+LIMIT ?;
+
+-- name: TaskCancelRequest :execrows
+-- QUEUED becomes CANCELLED at once; RUNNING becomes CANCEL_REQUESTED and its
+-- worker learns it at the next heartbeat.
+UPDATE leasegen_tasks SET
+  finished_at = IF(status = 'QUEUED', NOW(3), finished_at),
+  status = IF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
+  updated_at = NOW(3)
+WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
+
+-- name: LimitEnsure :exec
+INSERT IGNORE INTO leasegen_limits (scope) VALUES (?);
+
+-- name: LimitLock :many
+-- Serializes the claimers of limited scopes; held until the claim commits.
+SELECT scope FROM leasegen_limits
+WHERE scope IN (sqlc.slice(scopes))
+ORDER BY scope
+FOR UPDATE;
+
+-- name: TaskCountRunning :many
+SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+GROUP BY task_type;
+
+-- name: TaskClaimCandidates :many
+-- Walks leasegen_tasks_claim in index order, so concurrent claimers skip each
+-- other's rows instead of locking everything a sort would read.
+SELECT id, priority, available_at FROM leasegen_tasks
+WHERE status = 'QUEUED'
+  AND task_type IN (sqlc.slice(task_types))
+  AND available_at <= NOW(3)
+ORDER BY priority DESC, available_at, id
+LIMIT ?
+FOR UPDATE SKIP LOCKED;
+
+-- name: TaskClaimMark :exec
+UPDATE leasegen_tasks SET
+  status = 'RUNNING',
+  attempt = attempt + 1,
+  lease_owner = sqlc.arg(lease_owner),
+  lease_until = NOW(3) + INTERVAL sqlc.arg(lease_us) MICROSECOND,
+  started_at = NOW(3),
+  updated_at = NOW(3)
+WHERE id IN (sqlc.slice(ids));
+
+-- name: TaskGetMany :many
+SELECT * FROM leasegen_tasks WHERE id IN (sqlc.slice(ids));
+
+-- name: TaskRenewMany :execrows
+UPDATE leasegen_tasks SET
+  lease_until = NOW(3) + INTERVAL sqlc.arg(lease_us) MICROSECOND,
+  updated_at = NOW(3)
+WHERE lease_owner = sqlc.arg(lease_owner)
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > NOW(3)
+  AND id IN (sqlc.slice(ids));
+
+-- name: TaskLeaseStates :many
+-- Read back after TaskRenewMany: a row is still held by this worker when its
+-- owner and attempt match and its lease is unexpired.
+SELECT id, attempt, status, lease_owner,
+       CAST(COALESCE(lease_until > NOW(3), FALSE) AS SIGNED) AS alive
+FROM leasegen_tasks
+WHERE id IN (sqlc.slice(ids));
+
+-- name: TaskComplete :execrows
+UPDATE leasegen_tasks SET
+  finished_at = NOW(3),
+  status = 'SUCCESS',
+  result = sqlc.narg(result),
+  lease_until = NULL,
+  updated_at = NOW(3)
+WHERE id = sqlc.arg(id)
+  AND lease_owner = sqlc.arg(lease_owner)
+  AND attempt = sqlc.arg(attempt)
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > NOW(3);
+
+-- name: TaskFail :execrows
+-- next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
+-- cancellation was requested ends CANCELLED either way. finished_at is set
+-- before status so it reads the old status under either assignment order.
+UPDATE leasegen_tasks SET
+  finished_at = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', NOW(3), NULL),
+  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
+  available_at = NOW(3) + INTERVAL sqlc.arg(backoff_us) MICROSECOND,
+  last_error = sqlc.arg(last_error),
+  lease_until = NULL,
+  updated_at = NOW(3)
+WHERE id = sqlc.arg(id)
+  AND lease_owner = sqlc.arg(lease_owner)
+  AND attempt = sqlc.arg(attempt)
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > NOW(3);
+
+-- name: TaskRelease :execrows
+-- Snooze and shutdown release: back to QUEUED after delay_us without using an
+-- attempt (free_attempts rises with attempt, so attempt stays a fencing token).
+UPDATE leasegen_tasks SET
+  finished_at = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
+  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
+  free_attempts = free_attempts + 1,
+  available_at = NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND,
+  lease_until = NULL,
+  updated_at = NOW(3)
+WHERE id = sqlc.arg(id)
+  AND lease_owner = sqlc.arg(lease_owner)
+  AND attempt = sqlc.arg(attempt)
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > NOW(3);
+
+-- name: TaskRecoverCandidates :many
+SELECT id, status, attempt, free_attempts, max_attempts,
+       CAST(TIMESTAMPDIFF(MICROSECOND, lease_until, NOW(3)) AS SIGNED) AS overdue_us
+FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until <= NOW(3)
+LIMIT ?
+FOR UPDATE SKIP LOCKED;
+
+-- name: TaskRecoverMark :exec
+-- Expired leases: CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED
+-- while attempts remain, else FAILED. Columns that read the old status come
+-- before status.
+UPDATE leasegen_tasks SET
+  finished_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
+  last_error = IF(status = 'CANCEL_REQUESTED', last_error,
+                  CONCAT('lease expired: owner ', COALESCE(lease_owner, '?'), ', attempt ', attempt)),
+  status = CASE
+    WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+    WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
+    ELSE 'FAILED'
+  END,
+  available_at = NOW(3),
+  lease_until = NULL,
+  updated_at = NOW(3)
+WHERE id IN (sqlc.slice(ids))
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until <= NOW(3);

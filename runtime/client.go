@@ -1,0 +1,187 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Limits on what a task row can hold; enqueue rejects anything longer.
+const (
+	maxTaskTypeLen   = 128
+	maxOwnerIDLen    = 255
+	maxKeyLen        = 255
+	maxLeaseOwnerLen = 128
+)
+
+// ClientConfig configures a Client. Zero fields take their defaults.
+type ClientConfig struct {
+	// MaxPayloadBytes bounds an encoded payload. Default 1 MiB; at most
+	// 8 MiB, below MariaDB's default max_allowed_packet.
+	MaxPayloadBytes int
+	// DefaultMaxAttempts applies when an enqueue does not set one. Default 5.
+	DefaultMaxAttempts int
+}
+
+const maxPayloadCeiling = 8 << 20
+
+// Client enqueues tasks and reads or cancels them.
+type Client struct {
+	engine *Engine
+	cfg    ClientConfig
+}
+
+// Request is one task to enqueue: its type, its encoded payload and options.
+type Request struct {
+	Type    string
+	Payload []byte
+	Options []EnqueueOption
+}
+
+// NewClient returns a client of engine.
+func NewClient(engine *Engine, cfg ClientConfig) (*Client, error) {
+	if cfg.MaxPayloadBytes == 0 {
+		cfg.MaxPayloadBytes = 1 << 20
+	}
+	if cfg.DefaultMaxAttempts == 0 {
+		cfg.DefaultMaxAttempts = 5
+	}
+	if cfg.MaxPayloadBytes < 0 || cfg.MaxPayloadBytes > maxPayloadCeiling {
+		return nil, configError("MaxPayloadBytes", fmt.Sprintf("must be in 1..%d", maxPayloadCeiling), cfg.MaxPayloadBytes)
+	}
+	if cfg.DefaultMaxAttempts < 0 {
+		return nil, configError("DefaultMaxAttempts", "must be > 0", cfg.DefaultMaxAttempts)
+	}
+	return &Client{engine: engine, cfg: cfg}, nil
+}
+
+// Enqueue stores one task and returns its id.
+func (c *Client) Enqueue(ctx context.Context, taskType string, payload []byte, opts ...EnqueueOption) (TaskID, error) {
+	ids, err := c.EnqueueMany(ctx, []Request{{Type: taskType, Payload: payload, Options: opts}})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// EnqueueTx stores one task inside the caller's transaction: it becomes
+// visible to workers when tx commits, and vanishes if tx rolls back.
+func (c *Client) EnqueueTx(ctx context.Context, tx *sql.Tx, taskType string, payload []byte, opts ...EnqueueOption) (TaskID, error) {
+	ids, err := c.EnqueueManyTx(ctx, tx, []Request{{Type: taskType, Payload: payload, Options: opts}})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// EnqueueMany stores all requests atomically, in as few statements as the
+// server allows (one per 1,000 rows on MariaDB), and returns their ids in
+// order.
+func (c *Client) EnqueueMany(ctx context.Context, reqs []Request) ([]TaskID, error) {
+	ids, err := c.enqueue(ctx, c.engine.db, reqs)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range reqs {
+		c.engine.notify(r.Type)
+	}
+	return ids, nil
+}
+
+// EnqueueManyTx is EnqueueMany inside the caller's transaction.
+func (c *Client) EnqueueManyTx(ctx context.Context, tx *sql.Tx, reqs []Request) ([]TaskID, error) {
+	return c.enqueue(ctx, tx, reqs)
+}
+
+func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	tasks := make([]newTask, len(reqs))
+	for i, r := range reqs {
+		t, err := c.newTask(r)
+		if err != nil {
+			return nil, err
+		}
+		tasks[i] = t
+	}
+	if err := c.engine.store.check(ctx); err != nil {
+		return nil, err
+	}
+	return c.engine.store.insert(ctx, q, tasks)
+}
+
+// newTask applies r's options and checks every bound of the task row.
+func (c *Client) newTask(r Request) (newTask, error) {
+	o := enqueueOptions{maxAttempts: c.cfg.DefaultMaxAttempts}
+	for _, opt := range r.Options {
+		opt(&o)
+	}
+	switch {
+	case r.Type == "":
+		return newTask{}, fmt.Errorf("%w: empty task type", ErrInvalidTask)
+	case len(r.Type) > maxTaskTypeLen:
+		return newTask{}, fmt.Errorf("%w: task type %.40q... is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(r.Type), maxTaskTypeLen)
+	case len(r.Payload) > c.cfg.MaxPayloadBytes:
+		return newTask{}, fmt.Errorf("%w: %s payload is %d bytes, the limit is %d (ClientConfig.MaxPayloadBytes)", ErrPayloadTooLarge, r.Type, len(r.Payload), c.cfg.MaxPayloadBytes)
+	case len(o.ownerID) > maxOwnerIDLen:
+		return newTask{}, fmt.Errorf("%w: %s owner id is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.ownerID), maxOwnerIDLen)
+	case len(o.key) > maxKeyLen:
+		return newTask{}, fmt.Errorf("%w: %s idempotency key is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.key), maxKeyLen)
+	case o.maxAttempts < 1:
+		return newTask{}, fmt.Errorf("%w: %s max attempts must be at least 1, got %d", ErrInvalidTask, r.Type, o.maxAttempts)
+	case o.delay < 0:
+		return newTask{}, fmt.Errorf("%w: %s delay must not be negative, got %s", ErrInvalidTask, r.Type, o.delay)
+	}
+	payload := r.Payload
+	if payload == nil {
+		payload = []byte{}
+	}
+	return newTask{
+		Type:        r.Type,
+		Payload:     payload,
+		Priority:    o.priority,
+		RunAt:       o.runAt,
+		Delay:       o.delay,
+		MaxAttempts: o.maxAttempts,
+		OwnerID:     o.ownerID,
+		Key:         o.key,
+	}, nil
+}
+
+// Get returns the task with id, or ErrTaskNotFound.
+func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
+	return c.engine.store.get(ctx, id)
+}
+
+// ListByOwner returns up to limit tasks of owner, newest first, in any of
+// statuses (all statuses when none are given).
+func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statuses ...Status) ([]TaskInfo, error) {
+	if len(statuses) == 0 {
+		statuses = AllStatuses
+	}
+	if limit <= 0 {
+		return nil, fmt.Errorf("%w: list limit must be > 0, got %d", ErrInvalidTask, limit)
+	}
+	return c.engine.store.listByOwner(ctx, owner, statuses, limit)
+}
+
+// Cancel asks for a task to stop. A queued task is CANCELLED at once and
+// never runs; a running one becomes CANCEL_REQUESTED and its handler's
+// context is cancelled at the worker's next heartbeat. It returns
+// ErrTaskFinished for a task that already ended and ErrTaskNotFound for an
+// unknown id.
+func (c *Client) Cancel(ctx context.Context, id TaskID) error {
+	changed, err := c.engine.store.requestCancel(ctx, id)
+	if err != nil || changed {
+		return err
+	}
+	info, err := c.engine.store.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if info.Status == StatusCancelRequested {
+		return nil
+	}
+	return fmt.Errorf("%w: task %d is %s", ErrTaskFinished, id, info.Status)
+}

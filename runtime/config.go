@@ -1,0 +1,150 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config holds a worker's lease parameters and limits. The zero value of a
+// field means its default; NewWorker checks the rules between fields and
+// names the field and the rule it breaks.
+type Config struct {
+	// LeaseTimeout is how long a claim or renewal holds a task. Default 60s.
+	LeaseTimeout time.Duration
+	// HeartbeatInterval is how often the worker renews all its leases in one
+	// statement. Must be below LeaseTimeout/2; LeaseTimeout/6 to /4 is
+	// recommended. Default 10s.
+	HeartbeatInterval time.Duration
+	// RecoveryInterval is how often the worker looks for expired leases.
+	// A dead worker's tasks run again within LeaseTimeout + RecoveryInterval
+	// (plus one poll). Default 30s.
+	RecoveryInterval time.Duration
+	// MaxExecutionTime bounds one execution unless its task type sets its
+	// own. Default 5m.
+	MaxExecutionTime time.Duration
+	// PollInterval caps the idle back-off between claims. Default 1s.
+	PollInterval time.Duration
+	// RecoveryBatchSize, RecoveryMaxBatches and RecoveryPause shape one
+	// recovery pass. Defaults 100, 10 and 100ms.
+	RecoveryBatchSize  int
+	RecoveryMaxBatches int
+	RecoveryPause      time.Duration
+	// MaxConcurrency is the number of executions this worker runs at once
+	// (its local slots). Default 100.
+	MaxConcurrency int
+	// GlobalLimit caps the tasks running across all workers; 0 means none.
+	// Every worker of a deployment must use the same value.
+	GlobalLimit int
+	// WorkerID names this worker in lease_owner. Default host-pid-random.
+	// Two live workers must never share an id.
+	WorkerID string
+	// Logger receives the worker's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Clock is the worker's monotonic clock for self-fencing deadlines.
+	// Lease instants never come from it. Default the system clock.
+	Clock Clock
+}
+
+// Clock tells the time. Only durations between its readings are used.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	setDuration(&c.LeaseTimeout, 60*time.Second)
+	setDuration(&c.HeartbeatInterval, 10*time.Second)
+	setDuration(&c.RecoveryInterval, 30*time.Second)
+	setDuration(&c.MaxExecutionTime, 5*time.Minute)
+	setDuration(&c.PollInterval, time.Second)
+	setDuration(&c.RecoveryPause, 100*time.Millisecond)
+	if c.RecoveryBatchSize == 0 {
+		c.RecoveryBatchSize = 100
+	}
+	if c.RecoveryMaxBatches == 0 {
+		c.RecoveryMaxBatches = 10
+	}
+	if c.MaxConcurrency == 0 {
+		c.MaxConcurrency = 100
+	}
+	if c.WorkerID == "" {
+		c.WorkerID = defaultWorkerID()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
+	}
+	return c
+}
+
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d == 0 {
+		*d = def
+	}
+}
+
+// validate checks the rules of the lease protocol's parameters and returns
+// the first one broken. It logs advice that is not a rule.
+func (c Config) validate() error {
+	positive := []struct {
+		name  string
+		value time.Duration
+	}{
+		{"LeaseTimeout", c.LeaseTimeout},
+		{"HeartbeatInterval", c.HeartbeatInterval},
+		{"RecoveryInterval", c.RecoveryInterval},
+		{"MaxExecutionTime", c.MaxExecutionTime},
+		{"PollInterval", c.PollInterval},
+		{"RecoveryPause", c.RecoveryPause},
+	}
+	for _, p := range positive {
+		if p.value < 0 {
+			return configError(p.name, "must be > 0", p.value)
+		}
+	}
+	counts := []struct {
+		name  string
+		value int
+	}{
+		{"RecoveryBatchSize", c.RecoveryBatchSize},
+		{"RecoveryMaxBatches", c.RecoveryMaxBatches},
+		{"MaxConcurrency", c.MaxConcurrency},
+	}
+	for _, p := range counts {
+		if p.value < 0 {
+			return configError(p.name, "must be > 0", p.value)
+		}
+	}
+	if c.GlobalLimit < 0 {
+		return configError("GlobalLimit", "must be >= 0 (0 means no limit)", c.GlobalLimit)
+	}
+	if c.LeaseTimeout < 10*time.Millisecond {
+		return configError("LeaseTimeout", "must be at least 10ms", c.LeaseTimeout)
+	}
+	if c.HeartbeatInterval >= c.LeaseTimeout/2 {
+		return configError("HeartbeatInterval", fmt.Sprintf("must be < LeaseTimeout/2 (%s)", c.LeaseTimeout/2), c.HeartbeatInterval)
+	}
+	if len(c.WorkerID) > maxLeaseOwnerLen {
+		return configError("WorkerID", fmt.Sprintf("must be at most %d bytes", maxLeaseOwnerLen), len(c.WorkerID))
+	}
+	if c.HeartbeatInterval > c.LeaseTimeout/4 {
+		c.Logger.Warn("leasegen: HeartbeatInterval above LeaseTimeout/4 leaves few renewals before a lease expires",
+			"heartbeat_interval", c.HeartbeatInterval, "lease_timeout", c.LeaseTimeout)
+	}
+	if c.MaxExecutionTime <= c.LeaseTimeout {
+		c.Logger.Warn("leasegen: MaxExecutionTime should exceed LeaseTimeout",
+			"max_execution_time", c.MaxExecutionTime, "lease_timeout", c.LeaseTimeout)
+	}
+	return nil
+}
+
+func configError(field, rule string, value any) error {
+	return fmt.Errorf("%w: %s %s, got %v", ErrInvalidConfig, field, rule, value)
+}

@@ -1,0 +1,197 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// execution is one claimed task running its handler under a lease.
+type execution struct {
+	w            *Worker
+	h            *handler
+	ref          leaseRef
+	task         Task
+	freeAttempts int
+
+	ctx         context.Context
+	cancel      func(cause error)
+	stopTimeout context.CancelFunc
+	// fence stops the execution before its lease could expire when renewals
+	// keep failing: it fires at the last renewal's start + lease - margin.
+	fence *time.Timer
+
+	mu            sync.Mutex
+	result        string
+	completedInTx bool
+}
+
+// fenceMargin is how long before its lease could expire an execution that
+// could not renew is stopped.
+func (w *Worker) fenceMargin() time.Duration { return w.cfg.LeaseTimeout / 10 }
+
+// startExecution registers the claimed task and runs its handler.
+// claimStart is when the claim statement was sent: the lease cannot end
+// before claimStart + LeaseTimeout on the database's clock.
+func (w *Worker) startExecution(c claimedTask, claimStart time.Time) {
+	h := w.handlers[c.Type]
+	e := &execution{
+		w:            w,
+		h:            h,
+		ref:          leaseRef{ID: c.ID, Attempt: c.Attempt},
+		freeAttempts: c.FreeAttempts,
+	}
+	e.task = Task{
+		ID: c.ID, Type: c.Type, Attempt: c.Attempt, MaxAttempts: c.MaxAttempts,
+		Priority: c.Priority, OwnerID: c.OwnerID, IdempotencyKey: c.IdempotencyKey,
+		Payload: c.Payload, exec: e,
+	}
+	ctx, cancel := context.WithCancelCause(w.runCtx)
+	e.cancel = cancel
+	e.ctx, e.stopTimeout = context.WithTimeoutCause(ctx, cmp.Or(h.cfg.timeout, w.cfg.MaxExecutionTime), ErrExecutionTimeout)
+	e.fence = time.AfterFunc(w.fenceDelay(claimStart), e.selfFence)
+
+	w.mu.Lock()
+	w.active[e.ref] = e
+	w.mu.Unlock()
+	w.stats.claimed.Add(1)
+	go e.run()
+}
+
+func (w *Worker) fenceDelay(leaseStart time.Time) time.Duration {
+	deadline := leaseStart.Add(w.cfg.LeaseTimeout - w.fenceMargin())
+	return deadline.Sub(w.cfg.Clock.Now())
+}
+
+// extendFence moves the self-fencing deadline after a renewal sent at start.
+func (e *execution) extendFence(start time.Time) {
+	e.fence.Reset(e.w.fenceDelay(start))
+}
+
+func (e *execution) selfFence() {
+	if e.ctx.Err() == nil {
+		e.w.stats.selfFenced.Add(1)
+	}
+	e.cancel(ErrLeaseExpiring)
+}
+
+func (e *execution) run() {
+	defer e.w.finished(e)
+	defer e.cancel(context.Canceled)
+	defer e.stopTimeout()
+	defer e.fence.Stop()
+	err := e.callHandler()
+	e.finish(err)
+}
+
+// callHandler runs the handler, turning a panic into an error with its stack.
+func (e *execution) callHandler() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return e.h.fn(e.ctx, &e.task)
+}
+
+// finish records the outcome with one fenced write.
+func (e *execution) finish(err error) {
+	w := e.w
+	cause := context.Cause(e.ctx)
+	if errors.Is(cause, ErrLeaseLost) {
+		w.cfg.Logger.Warn("leasegen: execution ended after its lease was lost; the result is discarded",
+			e.logAttrs("err", err)...)
+		return
+	}
+	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+	defer cancel()
+	e.mu.Lock()
+	result, inTx := e.result, e.completedInTx
+	e.mu.Unlock()
+
+	var snooze *snoozeError
+	switch {
+	case err == nil && inTx:
+		w.stats.completed.Add(1)
+	case err == nil:
+		ok, werr := w.engine.store.complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
+		e.record(ok, werr, &w.stats.completed, "complete")
+	case errors.As(err, &snooze):
+		e.release(ctx, snooze.after)
+	case errors.Is(cause, ErrWorkerStopping):
+		e.release(ctx, 0)
+	default:
+		e.fail(ctx, err, cause)
+	}
+}
+
+func (e *execution) fail(ctx context.Context, err, cause error) {
+	w := e.w
+	var permanent *permanentError
+	retry := !errors.As(err, &permanent) && attemptsLeft(e.ref.Attempt, e.freeAttempts, e.task.MaxAttempts)
+	msg := err.Error()
+	if cause != nil && !errors.Is(err, cause) {
+		msg = fmt.Sprintf("%s (context: %v)", msg, cause)
+	}
+	f := failure{Retry: retry, Message: msg}
+	counter := &w.stats.failed
+	if retry {
+		f.Backoff = e.h.cfg.backoff(e.ref.Attempt - e.freeAttempts)
+		counter = &w.stats.retried
+	}
+	ok, werr := w.engine.store.fail(ctx, w.cfg.WorkerID, e.ref, f)
+	e.record(ok, werr, counter, "fail")
+}
+
+// release hands the task back without using an attempt.
+func (e *execution) release(ctx context.Context, delay time.Duration) {
+	ok, err := e.w.engine.store.release(ctx, e.w.cfg.WorkerID, e.ref, delay)
+	e.record(ok, err, &e.w.stats.released, "release")
+}
+
+// record counts a fenced write; a rejected or failed one leaves the task to
+// recovery, which requeues it after its lease expires.
+func (e *execution) record(ok bool, err error, counter interface{ Add(int64) int64 }, op string) {
+	switch {
+	case err != nil:
+		e.w.cfg.Logger.Error("leasegen: "+op+" failed; recovery will requeue the task", e.logAttrs("err", err)...)
+	case !ok:
+		e.w.stats.staleWrites.Add(1)
+		e.w.cfg.Logger.Warn("leasegen: "+op+" rejected by the lease fence", e.logAttrs()...)
+	default:
+		counter.Add(1)
+	}
+}
+
+func (e *execution) logAttrs(extra ...any) []any {
+	return append([]any{"worker", e.w.cfg.WorkerID, "task_id", e.task.ID, "task_type", e.task.Type,
+		"attempt", e.task.Attempt, "owner_id", e.task.OwnerID}, extra...)
+}
+
+func (e *execution) setResult(r string) {
+	e.mu.Lock()
+	e.result = r
+	e.mu.Unlock()
+}
+
+func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {
+	e.mu.Lock()
+	result := e.result
+	e.mu.Unlock()
+	ok, err := e.w.engine.store.complete(ctx, tx, e.w.cfg.WorkerID, e.ref, result)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: task %d attempt %d", ErrLeaseLost, e.task.ID, e.task.Attempt)
+	}
+	e.mu.Lock()
+	e.completedInTx = true
+	e.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,82 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// HandlerFunc executes one task. Returning nil completes it; an error fails
+// the attempt and retries it with backoff while attempts remain, unless it is
+// Permanent; Snooze(d) runs it again after d without using an attempt. The
+// context is cancelled when the lease is lost, cancellation is requested, the
+// execution time runs out or the worker stops; context.Cause tells which.
+type HandlerFunc func(ctx context.Context, t *Task) error
+
+// HandlerOption configures how a worker runs one task type.
+type HandlerOption func(*handlerConfig)
+
+type handlerConfig struct {
+	timeout     time.Duration
+	concurrency int
+	backoff     func(attempt int) time.Duration
+}
+
+// WithTimeout bounds one execution of the type (its max execution time),
+// overriding Config.MaxExecutionTime.
+func WithTimeout(d time.Duration) HandlerOption {
+	return func(c *handlerConfig) { c.timeout = d }
+}
+
+// WithConcurrency caps the executions of the type running at once across all
+// workers. Every worker that handles the type must use the same value.
+func WithConcurrency(n int) HandlerOption {
+	return func(c *handlerConfig) { c.concurrency = n }
+}
+
+// WithBackoff sets the delay before retry number attempt (1 for the first
+// retry). Default: ExponentialBackoff.
+func WithBackoff(f func(attempt int) time.Duration) HandlerOption {
+	return func(c *handlerConfig) { c.backoff = f }
+}
+
+// ExponentialBackoff doubles from 1s per failed attempt up to 10 minutes and
+// draws the delay uniformly from the upper half, so retries of tasks that
+// failed together spread out.
+func ExponentialBackoff(attempt int) time.Duration {
+	d := 10 * time.Minute
+	if attempt >= 1 && attempt <= 10 {
+		d = min(d, time.Second<<(attempt-1))
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// handler is one registered task type.
+type handler struct {
+	fn  HandlerFunc
+	cfg handlerConfig
+}
+
+func newHandler(taskType string, fn HandlerFunc, opts []HandlerOption) (*handler, error) {
+	if taskType == "" || len(taskType) > maxTaskTypeLen {
+		return nil, fmt.Errorf("%w: task type must be 1 to %d bytes, got %q", ErrInvalidConfig, maxTaskTypeLen, taskType)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("%w: nil handler for task type %q", ErrInvalidConfig, taskType)
+	}
+	h := &handler{fn: fn, cfg: handlerConfig{backoff: ExponentialBackoff}}
+	for _, opt := range opts {
+		opt(&h.cfg)
+	}
+	if h.cfg.timeout < 0 {
+		return nil, fmt.Errorf("%w: task type %q: timeout must be > 0, got %s", ErrInvalidConfig, taskType, h.cfg.timeout)
+	}
+	if h.cfg.concurrency < 0 {
+		return nil, fmt.Errorf("%w: task type %q: concurrency must be >= 0 (0 means no limit), got %d", ErrInvalidConfig, taskType, h.cfg.concurrency)
+	}
+	if h.cfg.backoff == nil {
+		return nil, fmt.Errorf("%w: task type %q: nil backoff", ErrInvalidConfig, taskType)
+	}
+	return h, nil
+}

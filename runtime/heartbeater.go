@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"context"
+	"time"
+)
+
+// heartbeatLoop renews all of the worker's leases every HeartbeatInterval,
+// also while a stop drains running tasks.
+func (w *Worker) heartbeatLoop() {
+	defer w.loopsDone.Done()
+	ticker := time.NewTicker(w.cfg.HeartbeatInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-w.stopLoops:
+			return
+		case <-ticker.C:
+			w.heartbeat()
+		}
+	}
+}
+
+// heartbeat renews every active lease in one statement. Executions whose
+// lease is gone are cancelled with ErrLeaseLost; those with a cancel request
+// with ErrCancelRequested. A failed renewal changes nothing: each
+// execution's self-fencing timer stops it before its lease can expire.
+func (w *Worker) heartbeat() {
+	execs := w.snapshot()
+	if len(execs) == 0 {
+		return
+	}
+	refs := make([]leaseRef, len(execs))
+	byRef := make(map[leaseRef]*execution, len(execs))
+	for i, e := range execs {
+		refs[i] = e.ref
+		byRef[e.ref] = e
+	}
+	start := w.cfg.Clock.Now()
+	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.HeartbeatInterval)
+	defer cancel()
+	states, err := w.engine.store.renew(ctx, w.cfg.WorkerID, w.cfg.LeaseTimeout, refs)
+	if err != nil {
+		w.stats.heartbeatFailures.Add(1)
+		w.cfg.Logger.Warn("leasegen: lease renewal failed", "worker", w.cfg.WorkerID, "tasks", len(refs), "err", err)
+		return
+	}
+	for _, st := range states {
+		e := byRef[st.Ref]
+		switch {
+		case !st.Held:
+			w.stats.leasesLost.Add(1)
+			e.cancel(ErrLeaseLost)
+		case st.CancelRequested:
+			e.extendFence(start)
+			e.cancel(ErrCancelRequested)
+		default:
+			e.extendFence(start)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package runtime
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// migration is one versioned schema step.
+type migration struct {
+	Version    int
+	Name       string
+	Statements []string
+}
+
+// loadMigrations reads NNNN_name.sql files from dir of fsys, in version order.
+func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		name := e.Name()
+		prefix, _, ok := strings.Cut(name, "_")
+		version, err := strconv.Atoi(prefix)
+		if !ok || err != nil || !strings.HasSuffix(name, ".sql") {
+			return nil, fmt.Errorf("migration file %s: want NNNN_name.sql", name)
+		}
+		body, err := fs.ReadFile(fsys, path.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{Version: version, Name: name, Statements: splitStatements(string(body))})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.Version - b.Version })
+	return out, nil
+}
+
+// splitStatements splits a migration file on semicolons that end a line,
+// dropping comment lines. Our migrations keep semicolons out of strings.
+func splitStatements(body string) []string {
+	var stmts []string
+	var cur strings.Builder
+	for line := range strings.Lines(body) {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		if strings.HasSuffix(trimmed, ";") {
+			stmts = append(stmts, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		stmts = append(stmts, s)
+	}
+	return stmts
+}

@@ -1,0 +1,77 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/leasegen/leasegen/runtime/migrations"
+)
+
+// migrateLockName is the GET_LOCK name that serializes concurrent Migrate
+// calls, from any number of processes.
+const migrateLockName = "leasegen_migrate"
+
+const createMigrationsTable = `CREATE TABLE IF NOT EXISTS leasegen_schema_migrations (
+  version    INT          NOT NULL PRIMARY KEY,
+  name       VARCHAR(255) NOT NULL,
+  applied_at DATETIME(3)  NOT NULL
+) ENGINE = InnoDB`
+
+// migrate applies the missing migrations under a named lock held on one
+// connection. MySQL commits DDL implicitly, so each version is recorded right
+// after its statements; every statement is idempotent, so a crash between
+// the two is repaired by the next run.
+func (s *mysqlStore) migrate(ctx context.Context) error {
+	steps, err := loadMigrations(migrations.MySQL, "mysql")
+	if err != nil {
+		return fmt.Errorf("leasegen: read migrations: %w", err)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("leasegen: migrate: %w", err)
+	}
+	defer conn.Close()
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 60)", migrateLockName).Scan(&got); err != nil {
+		return fmt.Errorf("leasegen: migrate: take lock: %w", err)
+	}
+	if got.Int64 != 1 {
+		return fmt.Errorf("leasegen: migrate: another process held the migration lock for 60s")
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", migrateLockName) //nolint:errcheck // the lock also ends with the connection
+
+	if _, err := conn.ExecContext(ctx, createMigrationsTable); err != nil {
+		return fmt.Errorf("leasegen: migrate: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := conn.QueryContext(ctx, "SELECT version FROM leasegen_schema_migrations")
+	if err != nil {
+		return fmt.Errorf("leasegen: migrate: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	for _, m := range steps {
+		if applied[m.Version] {
+			continue
+		}
+		for _, stmt := range m.Statements {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("leasegen: migration %s: %w", m.Name, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx,
+			"INSERT INTO leasegen_schema_migrations (version, name, applied_at) VALUES (?, ?, UTC_TIMESTAMP(3))",
+			m.Version, m.Name); err != nil {
+			return fmt.Errorf("leasegen: record migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}

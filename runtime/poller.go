@@ -1,0 +1,67 @@
+package runtime
+
+import "time"
+
+// minPollWait is the first idle wait after a claim that found nothing; the
+// wait doubles up to Config.PollInterval while the queue stays empty.
+const minPollWait = 10 * time.Millisecond
+
+// pollLoop claims tasks for the worker's free slots and starts them. It
+// claims again at once after a full batch, waits for a slot when all are
+// busy, and backs off while the queue is empty; a wake signal (local
+// enqueue, finished execution, recovery) cuts any wait short.
+func (w *Worker) pollLoop(req claimRequest) {
+	defer w.pollDone.Done()
+	idle := minPollWait
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		free := w.freeSlots()
+		wait := time.Duration(0)
+		if free > 0 {
+			req.Max = free
+			n, err := w.claimAndStart(req)
+			switch {
+			case err != nil:
+				w.cfg.Logger.Error("leasegen: claim failed", "worker", w.cfg.WorkerID, "err", err)
+				wait, idle = idle, min(2*idle, w.cfg.PollInterval)
+			case n == free:
+				idle = minPollWait
+				continue
+			case n > 0:
+				idle = minPollWait
+				wait = idle
+			default:
+				wait, idle = idle, min(2*idle, w.cfg.PollInterval)
+			}
+		} else {
+			wait = w.cfg.PollInterval
+		}
+		timer.Reset(wait)
+		select {
+		case <-w.stopPoll:
+			return
+		case <-w.wake:
+		case <-timer.C:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// claimAndStart claims up to req.Max tasks and starts an execution for each.
+func (w *Worker) claimAndStart(req claimRequest) (int, error) {
+	start := w.cfg.Clock.Now()
+	claimed, err := w.engine.store.claim(w.runCtx, req)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range claimed {
+		w.startExecution(c, start)
+	}
+	return len(claimed), nil
+}

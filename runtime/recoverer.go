@@ -1,0 +1,52 @@
+package runtime
+
+import (
+	"context"
+	"time"
+)
+
+// recoveryLoop resolves expired leases once at start and then every
+// RecoveryInterval.
+func (w *Worker) recoveryLoop() {
+	defer w.loopsDone.Done()
+	ticker := time.NewTicker(w.cfg.RecoveryInterval)
+	defer ticker.Stop()
+	for {
+		w.recoverPass()
+		select {
+		case <-w.stopLoops:
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// recoverPass runs up to RecoveryMaxBatches batches, pausing between them,
+// and stops early when a batch comes back short.
+func (w *Worker) recoverPass() {
+	for range w.cfg.RecoveryMaxBatches {
+		ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RecoveryInterval)
+		recovered, err := w.engine.store.recoverBatch(ctx, w.cfg.RecoveryBatchSize)
+		cancel()
+		if err != nil {
+			w.cfg.Logger.Error("leasegen: recovery failed", "worker", w.cfg.WorkerID, "err", err)
+			return
+		}
+		for _, r := range recovered {
+			w.cfg.Logger.Info("leasegen: recovered expired lease", "worker", w.cfg.WorkerID,
+				"task_id", r.ID, "outcome", r.Outcome, "overdue", r.Overdue)
+		}
+		w.stats.recovered.Add(int64(len(recovered)))
+		if len(recovered) > 0 {
+			w.signal()
+		}
+		if len(recovered) < w.cfg.RecoveryBatchSize {
+			return
+		}
+		select {
+		case <-w.stopLoops:
+			return
+		case <-time.After(w.cfg.RecoveryPause):
+		}
+	}
+}

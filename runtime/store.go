@@ -1,0 +1,107 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// dbtx runs statements: a *sql.DB, or a caller's *sql.Tx.
+type dbtx interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// store is what an engine does on its database. Every lease instant is
+// computed and compared by the database's clock; durations cross this line,
+// instants never do (except a caller's explicit RunAt).
+type store interface {
+	// check verifies once that the connection settings are safe to use.
+	check(ctx context.Context) error
+	migrate(ctx context.Context) error
+
+	insert(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error)
+	get(ctx context.Context, id TaskID) (TaskInfo, error)
+	listByOwner(ctx context.Context, owner string, statuses []Status, limit int) ([]TaskInfo, error)
+	// requestCancel reports whether the task changed state.
+	requestCancel(ctx context.Context, id TaskID) (bool, error)
+
+	ensureLimits(ctx context.Context, scopes []string) error
+	claim(ctx context.Context, req claimRequest) ([]claimedTask, error)
+	renew(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]leaseState, error)
+	// complete, fail and release are fenced on (id, owner, attempt) and an
+	// unexpired lease; false means the fence rejected the write.
+	complete(ctx context.Context, q dbtx, owner string, ref leaseRef, result string) (bool, error)
+	fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error)
+	release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error)
+	recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error)
+}
+
+// newTask is one row to insert.
+type newTask struct {
+	Type        string
+	Payload     []byte
+	Priority    int
+	RunAt       time.Time // zero: now + Delay on the database's clock
+	Delay       time.Duration
+	MaxAttempts int
+	OwnerID     string
+	Key         string // empty: none
+}
+
+// leaseRef names one execution: a task and the attempt that claimed it.
+type leaseRef struct {
+	ID      TaskID
+	Attempt int
+}
+
+type claimRequest struct {
+	Owner       string
+	Lease       time.Duration
+	Types       []string       // the task types this worker handles
+	Max         int            // free local slots
+	TypeLimits  map[string]int // per-type concurrency limits (> 0)
+	GlobalLimit int            // 0: none
+}
+
+// claimedTask is a task as a claim leaves it: RUNNING under our lease.
+type claimedTask struct {
+	TaskInfo
+	FreeAttempts int
+}
+
+// leaseState is what a renewal learned about one execution.
+type leaseState struct {
+	Ref             leaseRef
+	Held            bool // our lease, renewed and unexpired
+	CancelRequested bool
+}
+
+// failure is how an execution failed.
+type failure struct {
+	Retry   bool          // QUEUED again after Backoff, else FAILED
+	Backoff time.Duration // only with Retry
+	Message string
+}
+
+// Recovery outcomes, as the metrics label them.
+const (
+	outcomeRequeued  = "requeued"
+	outcomeFailed    = "failed"
+	outcomeCancelled = "cancelled"
+)
+
+// recoveredTask is one expired lease that recovery resolved.
+type recoveredTask struct {
+	ID      TaskID
+	Outcome string
+	Overdue time.Duration // from lease expiry to recovery
+}
+
+// attemptsLeft reports whether a task that used attempt claims, free of them
+// free, may run again under maxAttempts.
+func attemptsLeft(attempt, free, maxAttempts int) bool {
+	return attempt-free < maxAttempts
+}

@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
+)
+
+// mysqlStore runs the lease protocol on MySQL 8 or MariaDB 10.6+.
+type mysqlStore struct {
+	db *sql.DB
+	q  *mysqldb.Queries
+
+	mu      sync.Mutex
+	checked bool
+	// returning is true on MariaDB, whose INSERT ... RETURNING gives a
+	// batch's ids in one statement.
+	returning bool
+	// consecutiveIDs is true when a multi-row INSERT gets consecutive ids
+	// (innodb_autoinc_lock_mode 0 or 1).
+	consecutiveIDs bool
+}
+
+func newMySQLStore(db *sql.DB) *mysqlStore {
+	return &mysqlStore{db: db, q: mysqldb.New()}
+}
+
+// check runs once per store until it succeeds: the session must compute
+// NOW() in UTC and the driver must parse DATETIME as UTC, or lease instants
+// written by one process would be misread by another.
+func (s *mysqlStore) check(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.checked {
+		return nil
+	}
+	var (
+		version, tz, systemTZ string
+		offsetSeconds         int64
+		lockMode              int
+		probe                 time.Time
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT VERSION(), @@session.time_zone, @@system_time_zone,
+		TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@innodb_autoinc_lock_mode,
+		CAST('2000-01-01 00:00:00' AS DATETIME)`).
+		Scan(&version, &tz, &systemTZ, &offsetSeconds, &lockMode, &probe)
+	if err != nil {
+		if isScanTimeError(err) {
+			return fmt.Errorf("leasegen: the MySQL DSN needs parseTime=true: %w", err)
+		}
+		return fmt.Errorf("leasegen: checking the MySQL session: %w", err)
+	}
+	if offsetSeconds != 0 || !utcZone(tz, systemTZ) {
+		return fmt.Errorf("%w (time_zone %q, system %q): add time_zone=%%27%%2B00%%3A00%%27 to the DSN", ErrSessionNotUTC, tz, systemTZ)
+	}
+	if !probe.Equal(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		return fmt.Errorf("leasegen: the MySQL driver parses times in %s: use loc=UTC in the DSN", probe.Location())
+	}
+	s.returning = isMariaDB(version)
+	s.consecutiveIDs = lockMode <= 1
+	s.checked = true
+	return nil
+}
+
+func utcZone(tz, systemTZ string) bool {
+	switch tz {
+	case "+00:00", "UTC", "Etc/UTC", "GMT":
+		return true
+	case "SYSTEM":
+		return systemTZ == "UTC" || systemTZ == "Etc/UTC" || systemTZ == "GMT" || systemTZ == "Coordinated Universal Time"
+	}
+	return false
+}
+
+func (s *mysqlStore) get(ctx context.Context, id TaskID) (TaskInfo, error) {
+	row, err := s.q.TaskGet(ctx, s.db, mysqldb.TaskGetParams{ID: int64(id)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return TaskInfo{}, fmt.Errorf("%w: id %d", ErrTaskNotFound, id)
+	}
+	if err != nil {
+		return TaskInfo{}, fmt.Errorf("leasegen: get task %d: %w", id, err)
+	}
+	return taskInfoFromRow(row), nil
+}
+
+func (s *mysqlStore) listByOwner(ctx context.Context, owner string, statuses []Status, limit int) ([]TaskInfo, error) {
+	rows, err := s.q.TaskListByOwner(ctx, s.db, mysqldb.TaskListByOwnerParams{
+		OwnerID:  owner,
+		Statuses: statusStrings(statuses),
+		Limit:    int32(limit),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: list tasks of owner %q: %w", owner, err)
+	}
+	infos := make([]TaskInfo, len(rows))
+	for i, row := range rows {
+		infos[i] = taskInfoFromRow(row)
+	}
+	return infos, nil
+}
+
+func (s *mysqlStore) requestCancel(ctx context.Context, id TaskID) (bool, error) {
+	n, err := s.q.TaskCancelRequest(ctx, s.db, mysqldb.TaskCancelRequestParams{ID: int64(id)})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: cancel task %d: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+func taskInfoFromRow(r mysqldb.LeasegenTask) TaskInfo {
+	return TaskInfo{
+		ID:             TaskID(r.ID),
+		Type:           r.TaskType,
+		Status:         Status(r.Status),
+		Payload:        r.Payload,
+		Priority:       int(r.Priority),
+		AvailableAt:    r.AvailableAt,
+		Attempt:        int(r.Attempt),
+		MaxAttempts:    int(r.MaxAttempts),
+		LeaseOwner:     r.LeaseOwner.String,
+		LeaseUntil:     r.LeaseUntil.Time,
+		OwnerID:        r.OwnerID,
+		IdempotencyKey: r.IdempotencyKey.String,
+		LastError:      r.LastError.String,
+		Result:         r.Result.String,
+		CreatedAt:      r.CreatedAt,
+		UpdatedAt:      r.UpdatedAt,
+		StartedAt:      r.StartedAt.Time,
+		FinishedAt:     r.FinishedAt.Time,
+	}
+}
+
+func statusStrings(statuses []Status) []string {
+	out := make([]string, len(statuses))
+	for i, s := range statuses {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func nullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}
+
+func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// MySQL error numbers the store treats specially.
+const (
+	mysqlErrLockWaitTimeout = 1205
+	mysqlErrDeadlock        = 1213
+)
+
+// retryableConflict reports a deadlock or lock-wait timeout, after which the
+// whole operation may simply run again.
+func retryableConflict(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == mysqlErrDeadlock || me.Number == mysqlErrLockWaitTimeout)
+}
+
+// withConflictRetry runs op, again after a deadlock or lock-wait timeout, up
+// to three times. Only for operations that own their transaction.
+func withConflictRetry(ctx context.Context, op func() error) error {
+	var err error
+	for try := range 3 {
+		if err = op(); err == nil || !retryableConflict(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(try+1) * 5 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// inTx runs fn in a READ COMMITTED transaction: its gap locks would otherwise
+// block concurrent enqueues.
+func inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func isMariaDB(version string) bool { return strings.Contains(version, "MariaDB") }
+
+func isScanTimeError(err error) bool {
+	return strings.Contains(err.Error(), "into type *time.Time")
+}

@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
+)
+
+// renew extends every lease in refs with one UPDATE, then reads the rows back
+// to learn which executions still hold their task: MySQL has no UPDATE ...
+// RETURNING. A row is held when owner and attempt match and its lease is
+// unexpired after the UPDATE; anything else is lost.
+func (s *mysqlStore) renew(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]leaseState, error) {
+	ids := make([]int64, len(refs))
+	for i, r := range refs {
+		ids[i] = int64(r.ID)
+	}
+	var rows []mysqldb.TaskLeaseStatesRow
+	err := withConflictRetry(ctx, func() error {
+		_, err := s.q.TaskRenewMany(ctx, s.db, mysqldb.TaskRenewManyParams{
+			LeaseUs: micros(lease), LeaseOwner: nullString(owner), Ids: ids,
+		})
+		if err != nil {
+			return err
+		}
+		rows, err = s.q.TaskLeaseStates(ctx, s.db, mysqldb.TaskLeaseStatesParams{Ids: ids})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: renew %d leases: %w", len(refs), err)
+	}
+	byID := make(map[int64]mysqldb.TaskLeaseStatesRow, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	states := make([]leaseState, len(refs))
+	for i, ref := range refs {
+		r, ok := byID[int64(ref.ID)]
+		held := ok && r.Alive == 1 && r.LeaseOwner.String == owner && int(r.Attempt) == ref.Attempt &&
+			(Status(r.Status) == StatusRunning || Status(r.Status) == StatusCancelRequested)
+		states[i] = leaseState{
+			Ref:             ref,
+			Held:            held,
+			CancelRequested: held && Status(r.Status) == StatusCancelRequested,
+		}
+	}
+	return states, nil
+}
+
+func (s *mysqlStore) complete(ctx context.Context, q dbtx, owner string, ref leaseRef, result string) (bool, error) {
+	n, err := s.q.TaskComplete(ctx, q, mysqldb.TaskCompleteParams{
+		Result:     nullString(result),
+		ID:         int64(ref.ID),
+		LeaseOwner: nullString(owner),
+		Attempt:    int32(ref.Attempt),
+	})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: complete task %d: %w", ref.ID, err)
+	}
+	return n == 1, nil
+}
+
+func (s *mysqlStore) fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error) {
+	next := StatusFailed
+	if f.Retry {
+		next = StatusQueued
+	}
+	n, err := s.q.TaskFail(ctx, s.db, mysqldb.TaskFailParams{
+		NextStatus: string(next),
+		BackoffUs:  micros(f.Backoff),
+		LastError:  nullString(f.Message),
+		ID:         int64(ref.ID),
+		LeaseOwner: nullString(owner),
+		Attempt:    int32(ref.Attempt),
+	})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: fail task %d: %w", ref.ID, err)
+	}
+	return n == 1, nil
+}
+
+func (s *mysqlStore) release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error) {
+	n, err := s.q.TaskRelease(ctx, s.db, mysqldb.TaskReleaseParams{
+		DelayUs:    micros(delay),
+		ID:         int64(ref.ID),
+		LeaseOwner: nullString(owner),
+		Attempt:    int32(ref.Attempt),
+	})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: release task %d: %w", ref.ID, err)
+	}
+	return n == 1, nil
+}
+
+// recoverBatch resolves up to batch expired leases in one transaction.
+// SKIP LOCKED keeps concurrent recoverers off each other's rows.
+func (s *mysqlStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error) {
+	var recovered []recoveredTask
+	err := withConflictRetry(ctx, func() error {
+		recovered = nil
+		return inTx(ctx, s.db, func(tx *sql.Tx) error {
+			rows, err := s.q.TaskRecoverCandidates(ctx, tx, mysqldb.TaskRecoverCandidatesParams{Limit: int32(batch)})
+			if err != nil || len(rows) == 0 {
+				return err
+			}
+			ids := make([]int64, len(rows))
+			for i, r := range rows {
+				ids[i] = r.ID
+				recovered = append(recovered, recoveredTask{
+					ID:      TaskID(r.ID),
+					Outcome: recoveryOutcome(Status(r.Status), int(r.Attempt), int(r.FreeAttempts), int(r.MaxAttempts)),
+					Overdue: time.Duration(r.OverdueUs) * time.Microsecond,
+				})
+			}
+			return s.q.TaskRecoverMark(ctx, tx, mysqldb.TaskRecoverMarkParams{Ids: ids})
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: recover expired leases: %w", err)
+	}
+	return recovered, nil
+}
+
+// recoveryOutcome mirrors TaskRecoverMark's CASE.
+func recoveryOutcome(status Status, attempt, free, maxAttempts int) string {
+	switch {
+	case status == StatusCancelRequested:
+		return outcomeCancelled
+	case attemptsLeft(attempt, free, maxAttempts):
+		return outcomeRequeued
+	default:
+		return outcomeFailed
+	}
+}

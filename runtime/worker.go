@@ -1,0 +1,239 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Worker claims and executes tasks of the types it has handlers for. Many
+// workers, in many processes on many machines, share one database; the
+// database is their only coordinator.
+type Worker struct {
+	engine   *Engine
+	cfg      Config
+	handlers map[string]*handler
+	stats    stats
+
+	// wake is signalled when a local enqueue, a recovery or a finished
+	// execution may have made work claimable.
+	wake chan struct{}
+
+	mu      sync.Mutex
+	started bool
+	active  map[leaseRef]*execution
+	// stopping is set by Stop; drained is made once the poller has stopped
+	// and closed when active empties.
+	stopping      bool
+	drained       chan struct{}
+	drainedClosed bool
+
+	// runCtx lives from Start until the end of Stop; executions and loops
+	// derive from it.
+	runCtx    context.Context
+	cancelRun context.CancelFunc
+	// stopPoll ends the poll loop; stopLoops ends heartbeats and recovery.
+	stopPoll, stopLoops chan struct{}
+	pollDone, loopsDone sync.WaitGroup
+	executions          sync.WaitGroup
+}
+
+// NewWorker returns a worker on engine with cfg, after checking cfg's rules.
+func NewWorker(engine *Engine, cfg Config) (*Worker, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Worker{
+		engine:   engine,
+		cfg:      cfg,
+		handlers: map[string]*handler{},
+		wake:     make(chan struct{}, 1),
+		active:   map[leaseRef]*execution{},
+	}, nil
+}
+
+// ID returns the worker's lease owner id.
+func (w *Worker) ID() string { return w.cfg.WorkerID }
+
+// Stats returns what the worker did so far.
+func (w *Worker) Stats() Stats { return w.stats.snapshot() }
+
+// Handle registers fn for taskType. It must be called before Start, once
+// per type.
+func (w *Worker) Handle(taskType string, fn HandlerFunc, opts ...HandlerOption) error {
+	h, err := newHandler(taskType, fn, opts)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		return fmt.Errorf("%w: Handle(%q) after Start", ErrWorkerStarted, taskType)
+	}
+	if _, dup := w.handlers[taskType]; dup {
+		return fmt.Errorf("%w: task type %q registered twice", ErrInvalidConfig, taskType)
+	}
+	w.handlers[taskType] = h
+	return nil
+}
+
+// Start checks the database and starts the poll, heartbeat and recovery
+// loops. ctx bounds the start only; the worker runs until Stop.
+func (w *Worker) Start(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		return ErrWorkerStarted
+	}
+	if len(w.handlers) == 0 {
+		return fmt.Errorf("%w: no handlers registered", ErrInvalidConfig)
+	}
+	if err := w.engine.store.check(ctx); err != nil {
+		return err
+	}
+	req := w.claimTemplate()
+	if err := w.engine.store.ensureLimits(ctx, limitScopes(req)); err != nil {
+		return err
+	}
+	w.started = true
+	w.runCtx, w.cancelRun = context.WithCancel(context.WithoutCancel(ctx))
+	w.stopPoll, w.stopLoops = make(chan struct{}), make(chan struct{})
+	w.engine.subscribe(w.wake, req.Types)
+	w.pollDone.Add(1)
+	go w.pollLoop(req)
+	w.loopsDone.Add(2)
+	go w.heartbeatLoop()
+	go w.recoveryLoop()
+	return nil
+}
+
+// claimTemplate is the part of every claim request that never changes.
+func (w *Worker) claimTemplate() claimRequest {
+	req := claimRequest{
+		Owner:       w.cfg.WorkerID,
+		Lease:       w.cfg.LeaseTimeout,
+		Types:       slices.Sorted(maps.Keys(w.handlers)),
+		TypeLimits:  map[string]int{},
+		GlobalLimit: w.cfg.GlobalLimit,
+	}
+	for t, h := range w.handlers {
+		if h.cfg.concurrency > 0 {
+			req.TypeLimits[t] = h.cfg.concurrency
+		}
+	}
+	return req
+}
+
+// Stop stops claiming, keeps renewing leases while running tasks drain, and
+// when ctx ends first, cancels the remaining executions and releases their
+// leases so other workers take them at once. It returns ctx's error when
+// executions had to be cancelled.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.mu.Lock()
+	if !w.started || w.stopping {
+		w.mu.Unlock()
+		return nil
+	}
+	w.stopping = true
+	w.mu.Unlock()
+
+	w.engine.unsubscribe(w.wake)
+	close(w.stopPoll)
+	w.pollDone.Wait()
+
+	w.mu.Lock()
+	w.drained = make(chan struct{})
+	w.closeDrainedIfEmpty()
+	w.mu.Unlock()
+
+	var stopErr error
+	select {
+	case <-w.drained:
+	case <-ctx.Done():
+		stopErr = fmt.Errorf("leasegen: stop: cancelled running tasks: %w", ctx.Err())
+		w.releaseAll()
+	}
+	close(w.stopLoops)
+	w.loopsDone.Wait()
+	w.cancelRun()
+	return stopErr
+}
+
+// releaseAll cancels every execution; each releases its own lease as it
+// returns. Executions whose handlers ignore their context for longer than a
+// heartbeat interval are released here, so the stop stays bounded; their
+// late writes fail the fence.
+func (w *Worker) releaseAll() {
+	for _, e := range w.snapshot() {
+		e.cancel(ErrWorkerStopping)
+	}
+	select {
+	case <-w.drained:
+		return
+	case <-time.After(w.cfg.HeartbeatInterval):
+	}
+	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+	defer cancel()
+	for _, e := range w.snapshot() {
+		e.release(ctx, 0)
+	}
+}
+
+// snapshot lists the running executions.
+func (w *Worker) snapshot() []*execution {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Collect(maps.Values(w.active))
+}
+
+func (w *Worker) freeSlots() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cfg.MaxConcurrency - len(w.active)
+}
+
+// finished removes e from the active set and wakes the poller.
+func (w *Worker) finished(e *execution) {
+	w.mu.Lock()
+	delete(w.active, e.ref)
+	w.closeDrainedIfEmpty()
+	w.mu.Unlock()
+	w.signal()
+}
+
+// closeDrainedIfEmpty closes drained, once, when a stop waits for the last
+// execution. Callers hold w.mu.
+func (w *Worker) closeDrainedIfEmpty() {
+	if w.drained != nil && len(w.active) == 0 && !w.drainedClosed {
+		close(w.drained)
+		w.drainedClosed = true
+	}
+}
+
+func (w *Worker) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func defaultWorkerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "worker"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	id := fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	if len(id) > maxLeaseOwnerLen {
+		id = id[len(id)-maxLeaseOwnerLen:]
+	}
+	return id
+}
