@@ -1,0 +1,146 @@
+// Package dbtest gives each test its own MySQL database, created for the
+// test and dropped after it, so tests can run in parallel on one server.
+//
+// Tests find the server through LEASEGEN_MYSQL_DSN, a DSN without a
+// database name whose user may create and drop databases named
+// leasegen_test_*. `make test` sets it up (see scripts/mysql-setup.sh).
+// Without it a test skips, saying how to enable it; with CI=true it fails.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// EnvDSN names the variable that enables the MySQL tests.
+const EnvDSN = "LEASEGEN_MYSQL_DSN"
+
+// DSNParams are the driver parameters leasegen recommends.
+const DSNParams = "parseTime=true&loc=UTC&time_zone=%27%2B00%3A00%27&interpolateParams=true&timeout=5s&readTimeout=30s&writeTimeout=30s"
+
+// ServerDSN returns the configured DSN, skipping t (failing it under CI)
+// when none is set.
+func ServerDSN(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv(EnvDSN)
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set and CI=true: MySQL tests must run in CI", EnvDSN)
+		}
+		t.Skipf("MySQL test skipped: set %s (for example root@tcp(127.0.0.1:3306)/) or run `make test`, which sets up a local MariaDB", EnvDSN)
+	}
+	return dsn
+}
+
+// Database is one test's database.
+type Database struct {
+	Name string
+	DSN  string // DSN of this database, with DSNParams
+	DB   *sql.DB
+}
+
+// New creates a fresh database for t and drops it when t ends.
+func New(t testing.TB) *Database {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(ServerDSN(t))
+	if err != nil {
+		t.Fatalf("%s: %v", EnvDSN, err)
+	}
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	name := "leasegen_test_" + randomSuffix()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database (is the server at %s up and may this user create databases?): %v", cfg.Addr, err)
+	}
+	dsn := WithDatabase(t, cfg.FormatDSN(), name)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	t.Cleanup(func() {
+		db.Close()
+		admin, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer admin.Close()
+		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + name); err != nil {
+			t.Errorf("drop test database %s: %v", name, err)
+		}
+	})
+	return &Database{Name: name, DSN: dsn, DB: db}
+}
+
+// WithDatabase returns serverDSN pointed at database name, with DSNParams.
+func WithDatabase(t testing.TB, serverDSN, name string) string {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(serverDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = name
+	base := cfg.FormatDSN()
+	if strings.Contains(base, "?") {
+		return base + "&" + DSNParams
+	}
+	return base + "?" + DSNParams
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Open opens another pool on d's database, for a second worker or process.
+func (d *Database) Open(t testing.TB) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", d.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Must fails t on err, naming what was being done.
+func Must(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Exec runs a statement on d, failing t on error.
+func (d *Database) Exec(t testing.TB, query string, args ...any) {
+	t.Helper()
+	if _, err := d.DB.Exec(query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+// Int runs a query returning one integer.
+func (d *Database) Int(t testing.TB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := d.DB.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
