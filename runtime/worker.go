@@ -41,7 +41,6 @@ type Worker struct {
 	// stopPoll ends the poll loop; stopLoops ends heartbeats and recovery.
 	stopPoll, stopLoops chan struct{}
 	pollDone, loopsDone sync.WaitGroup
-	executions          sync.WaitGroup
 }
 
 // NewWorker returns a worker on engine with cfg, after checking cfg's rules.
