@@ -63,9 +63,14 @@ func (s *mysqlStore) claimTx(ctx context.Context, tx *sql.Tx, req claimRequest) 
 	if err != nil {
 		return nil, err
 	}
+	// Hand the tasks out in claim order, not the read's id order.
+	position := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		position[id] = i
+	}
 	claimed := make([]claimedTask, len(rows))
-	for i, row := range rows {
-		claimed[i] = claimedTask{TaskInfo: taskInfoFromRow(row), FreeAttempts: int(row.FreeAttempts)}
+	for _, row := range rows {
+		claimed[position[row.ID]] = claimedTask{TaskInfo: taskInfoFromRow(row), FreeAttempts: int(row.FreeAttempts)}
 	}
 	return claimed, nil
 }
