@@ -1,0 +1,231 @@
+package runtime
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+)
+
+// Environment of a chaos worker process.
+const (
+	envChaosWorker = "LEASEGEN_CHAOS_WORKER" // the worker id
+	envChaosDSN    = "LEASEGEN_CHAOS_DSN"
+	envChaosLedger = "LEASEGEN_CHAOS_LEDGER" // file the handlers append to
+)
+
+// ledgerLine is one line of a chaos worker's ledger file: a handler's start
+// (End false) or end.
+type ledgerLine struct {
+	Task    TaskID `json:"task"`
+	Type    string `json:"type"`
+	Attempt int    `json:"attempt"`
+	Owner   string `json:"owner"`
+	End     bool   `json:"end,omitempty"`
+	UnixNS  int64  `json:"ns"`
+}
+
+// chaosWorkerMain runs one worker process until SIGTERM (or SIGKILL): each
+// task sleeps as its payload says, then commits its effect with a fenced
+// completion. Every handler start and end is appended to the ledger file
+// with one write, so a kill leaves whole lines.
+func chaosWorkerMain() int {
+	owner := os.Getenv(envChaosWorker)
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, "chaos worker:", err); return 1 }
+	db, err := sql.Open("mysql", os.Getenv(envChaosDSN))
+	if err != nil {
+		return fail(err)
+	}
+	out, err := os.OpenFile(os.Getenv(envChaosLedger), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fail(err)
+	}
+	write := func(l ledgerLine) {
+		l.UnixNS = time.Now().UnixNano()
+		b, _ := json.Marshal(l)
+		_, _ = out.Write(append(b, '\n'))
+	}
+	cfg := testConfig()
+	cfg.WorkerID = owner
+	cfg.MaxConcurrency = 8
+	w, err := NewWorker(MySQL(db), cfg)
+	if err != nil {
+		return fail(err)
+	}
+	err = w.Handle("chaos", func(ctx context.Context, task *Task) error {
+		line := ledgerLine{Task: task.ID, Type: task.Type, Attempt: task.Attempt, Owner: owner}
+		write(line)
+		defer func() { line.End = true; write(line) }()
+		var p struct{ SleepMS int }
+		if err := json.Unmarshal(task.Payload, &p); err != nil {
+			return Permanent(err)
+		}
+		select {
+		case <-time.After(time.Duration(p.SleepMS) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return commitEffect(ctx, db, task, owner)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if err := w.Start(context.Background()); err != nil {
+		return fail(err)
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM)
+	<-stop
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = w.Stop(ctx)
+	return 0
+}
+
+// chaosProc is one running worker process.
+type chaosProc struct {
+	id  string
+	cmd *exec.Cmd
+}
+
+// Three worker processes over 2,000 tasks while random workers are killed
+// with SIGKILL and restarted: every task ends SUCCESS with one committed
+// effect, and no two executions of a task overlap (a killed execution ends
+// at its kill).
+func TestKill9WorkerProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kill -9 run skipped in -short mode")
+	}
+	t.Parallel()
+	const (
+		tasks     = 2000
+		processes = 3
+		maxKills  = 8
+	)
+	b := setup(t)
+	b.db.Exec(t, effectsTable)
+	reqs := make([]Request, tasks)
+	for i := range reqs {
+		reqs[i] = Request{Type: "chaos", Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 20+rand.IntN(60)),
+			Options: []EnqueueOption{WithMaxAttempts(50)}}
+	}
+	_, err := b.client.EnqueueMany(bg, reqs)
+	dbtest.Must(t, "enqueue", err)
+
+	dir := t.TempDir()
+	killedAt := map[string]time.Time{}
+	generation := 0
+	spawn := func(slot int) *chaosProc {
+		generation++
+		id := fmt.Sprintf("p%d-g%d", slot, generation)
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envChaosWorker+"="+id, envChaosDSN+"="+b.db.DSN,
+			envChaosLedger+"="+filepath.Join(dir, id+".jsonl"))
+		cmd.Stderr = os.Stderr
+		dbtest.Must(t, "start worker process", cmd.Start())
+		return &chaosProc{id: id, cmd: cmd}
+	}
+	procs := make([]*chaosProc, processes)
+	for i := range procs {
+		procs[i] = spawn(i)
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+
+	start := time.Now()
+	deadline := start.Add(3 * time.Minute)
+	inFlightAtKill := 0
+	for kills := 0; ; {
+		time.Sleep(time.Duration(300+rand.IntN(400)) * time.Millisecond)
+		left := b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'")
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tasks unfinished after %s", left, time.Since(start))
+		}
+		if kills == maxKills || left < tasks/10 {
+			continue
+		}
+		slot := rand.IntN(processes)
+		victim := procs[slot]
+		inFlightAtKill += b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'RUNNING' AND lease_owner = ?", victim.id)
+		dbtest.Must(t, "kill -9", victim.cmd.Process.Signal(syscall.SIGKILL))
+		_ = victim.cmd.Wait()
+		killedAt[victim.id] = time.Now()
+		kills++
+		procs[slot] = spawn(slot)
+	}
+	elapsed := time.Since(start)
+	for _, p := range procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		_ = p.cmd.Wait()
+	}
+
+	rows := readChaosLedgers(t, dir, killedAt)
+	reran := checkLedger(t, rows)
+	dups := checkEffects(t, b.db, tasks)
+	lost := b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'")
+	if len(killedAt) < 3 {
+		t.Errorf("only %d kills happened; the run proves little", len(killedAt))
+	}
+	if inFlightAtKill == 0 {
+		t.Error("no kill hit a running task")
+	}
+	t.Logf("%d tasks, %d processes, %d kills (%d tasks running in the killed workers), %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects",
+		tasks, processes, len(killedAt), inFlightAtKill, elapsed.Round(time.Millisecond), len(rows), reran, lost, dups)
+}
+
+// readChaosLedgers merges the ledger files; an execution without an end
+// ended when its process was killed.
+func readChaosLedgers(t *testing.T, dir string, killedAt map[string]time.Time) []interval {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	dbtest.Must(t, "ledgers", err)
+	type key struct {
+		task    TaskID
+		attempt int
+	}
+	open := map[key]int{}
+	var rows []interval
+	for _, name := range files {
+		f, err := os.Open(name)
+		dbtest.Must(t, "open ledger", err)
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var l ledgerLine
+			dbtest.Must(t, "ledger line "+strconv.Quote(sc.Text()), json.Unmarshal(sc.Bytes(), &l))
+			at := time.Unix(0, l.UnixNS)
+			k := key{l.Task, l.Attempt}
+			if l.End {
+				rows[open[k]].End = at
+				continue
+			}
+			open[k] = len(rows)
+			rows = append(rows, interval{Task: l.Task, Type: l.Type, Attempt: l.Attempt, Owner: l.Owner, Start: at})
+		}
+		f.Close()
+	}
+	for i, r := range rows {
+		if k, killed := killedAt[r.Owner]; killed && r.End.IsZero() {
+			rows[i].End = k
+		}
+	}
+	return rows
+}
