@@ -102,6 +102,13 @@ func (e *execution) callHandler() (err error) {
 // finish records the outcome with one fenced write.
 func (e *execution) finish(err error) {
 	w := e.w
+	e.mu.Lock()
+	result, inTx := e.result, e.completedInTx
+	e.mu.Unlock()
+	if err == nil && inTx {
+		w.stats.completed.Add(1)
+		return
+	}
 	cause := context.Cause(e.ctx)
 	if errors.Is(cause, ErrLeaseLost) {
 		w.cfg.Logger.Warn("leasegen: execution ended after its lease was lost; the result is discarded",
@@ -110,14 +117,9 @@ func (e *execution) finish(err error) {
 	}
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
-	e.mu.Lock()
-	result, inTx := e.result, e.completedInTx
-	e.mu.Unlock()
 
 	var snooze *snoozeError
 	switch {
-	case err == nil && inTx:
-		w.stats.completed.Add(1)
 	case err == nil:
 		ok, werr := w.engine.store.complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
 		e.record(ok, werr, &w.stats.completed, "complete")
@@ -177,6 +179,14 @@ func (e *execution) setResult(r string) {
 	e.mu.Lock()
 	e.result = r
 	e.mu.Unlock()
+}
+
+// completedInTransaction reports whether the handler completed the task
+// with CompleteTx; its lease ends with that commit.
+func (e *execution) completedInTransaction() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.completedInTx
 }
 
 func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {

@@ -48,6 +48,8 @@ func (w *Worker) heartbeat() {
 	for _, st := range states {
 		e := byRef[st.Ref]
 		switch {
+		case !st.Held && e.completedInTransaction():
+			// Completed by the handler's own transaction; it is returning.
 		case !st.Held:
 			w.stats.leasesLost.Add(1)
 			e.cancel(ErrLeaseLost)
