@@ -16,6 +16,7 @@ type execution struct {
 	w            *Worker
 	h            *handler
 	ref          leaseRef
+	lease        time.Duration
 	task         Task
 	freeAttempts int
 
@@ -31,19 +32,16 @@ type execution struct {
 	completedInTx bool
 }
 
-// fenceMargin is how long before its lease could expire an execution that
-// could not renew is stopped.
-func (w *Worker) fenceMargin() time.Duration { return w.cfg.LeaseTimeout / 10 }
-
 // startExecution registers the claimed task and runs its handler.
 // claimStart is when the claim statement was sent: the lease cannot end
-// before claimStart + LeaseTimeout on the database's clock.
-func (w *Worker) startExecution(c claimedTask, claimStart time.Time) {
+// before claimStart + lease on the database's clock.
+func (w *Worker) startExecution(c claimedTask, claimStart time.Time, lease time.Duration) {
 	h := w.handlers[c.Type]
 	e := &execution{
 		w:            w,
 		h:            h,
 		ref:          leaseRef{ID: c.ID, Attempt: c.Attempt},
+		lease:        lease,
 		freeAttempts: c.FreeAttempts,
 	}
 	e.task = Task{
@@ -54,7 +52,7 @@ func (w *Worker) startExecution(c claimedTask, claimStart time.Time) {
 	ctx, cancel := context.WithCancelCause(w.runCtx)
 	e.cancel = cancel
 	e.ctx, e.stopTimeout = context.WithTimeoutCause(ctx, cmp.Or(h.cfg.timeout, w.cfg.MaxExecutionTime), ErrExecutionTimeout)
-	e.fence = time.AfterFunc(w.fenceDelay(claimStart), e.selfFence)
+	e.fence = time.AfterFunc(e.fenceDelay(claimStart), e.selfFence)
 
 	w.mu.Lock()
 	w.active[e.ref] = e
@@ -63,14 +61,16 @@ func (w *Worker) startExecution(c claimedTask, claimStart time.Time) {
 	go e.run()
 }
 
-func (w *Worker) fenceDelay(leaseStart time.Time) time.Duration {
-	deadline := leaseStart.Add(w.cfg.LeaseTimeout - w.fenceMargin())
-	return deadline.Sub(w.cfg.Clock.Now())
+// fenceDelay is how long from now the execution may run on a lease that
+// started at leaseStart: until a tenth of the lease before it could expire.
+func (e *execution) fenceDelay(leaseStart time.Time) time.Duration {
+	deadline := leaseStart.Add(e.lease - e.lease/10)
+	return deadline.Sub(e.w.cfg.Clock.Now())
 }
 
 // extendFence moves the self-fencing deadline after a renewal sent at start.
 func (e *execution) extendFence(start time.Time) {
-	e.fence.Reset(e.w.fenceDelay(start))
+	e.fence.Reset(e.fenceDelay(start))
 }
 
 func (e *execution) selfFence() {
@@ -115,7 +115,7 @@ func (e *execution) finish(err error) {
 			e.logAttrs("err", err)...)
 		return
 	}
-	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+	ctx, cancel := context.WithTimeout(w.runCtx, e.lease)
 	defer cancel()
 
 	var snooze *snoozeError

@@ -18,9 +18,16 @@ type HandlerFunc func(ctx context.Context, t *Task) error
 type HandlerOption func(*handlerConfig)
 
 type handlerConfig struct {
+	lease       time.Duration
 	timeout     time.Duration
 	concurrency int
 	backoff     func(attempt int) time.Duration
+}
+
+// WithLease sets the lease of the type's executions, overriding
+// Config.LeaseTimeout. Config.HeartbeatInterval must stay below half of it.
+func WithLease(d time.Duration) HandlerOption {
+	return func(c *handlerConfig) { c.lease = d }
 }
 
 // WithTimeout bounds one execution of the type (its max execution time),
@@ -41,14 +48,27 @@ func WithBackoff(f func(attempt int) time.Duration) HandlerOption {
 	return func(c *handlerConfig) { c.backoff = f }
 }
 
-// ExponentialBackoff doubles from 1s per failed attempt up to 10 minutes and
-// draws the delay uniformly from the upper half, so retries of tasks that
-// failed together spread out.
+// ExponentialBackoff is Exponential(time.Second): 1s, 2s, 4s... up to 10
+// minutes, each drawn from the upper half of its range.
 func ExponentialBackoff(attempt int) time.Duration {
-	d := 10 * time.Minute
-	if attempt >= 1 && attempt <= 10 {
-		d = min(d, time.Second<<(attempt-1))
+	return exponential(time.Second, attempt)
+}
+
+// Exponential returns a backoff that starts at base, doubles per failed
+// attempt up to 10 minutes, and draws each delay uniformly from the upper
+// half, so retries of tasks that failed together spread out.
+func Exponential(base time.Duration) func(attempt int) time.Duration {
+	return func(attempt int) time.Duration { return exponential(base, attempt) }
+}
+
+const maxBackoff = 10 * time.Minute
+
+func exponential(base time.Duration, attempt int) time.Duration {
+	d := base
+	for i := 1; i < attempt && d < maxBackoff; i++ {
+		d *= 2
 	}
+	d = min(d, maxBackoff)
 	return d/2 + rand.N(d/2+1)
 }
 
@@ -68,6 +88,9 @@ func newHandler(taskType string, fn HandlerFunc, opts []HandlerOption) (*handler
 	h := &handler{fn: fn, cfg: handlerConfig{backoff: ExponentialBackoff}}
 	for _, opt := range opts {
 		opt(&h.cfg)
+	}
+	if h.cfg.lease < 0 {
+		return nil, fmt.Errorf("%w: task type %q: lease must be > 0, got %s", ErrInvalidConfig, taskType, h.cfg.lease)
 	}
 	if h.cfg.timeout < 0 {
 		return nil, fmt.Errorf("%w: task type %q: timeout must be > 0, got %s", ErrInvalidConfig, taskType, h.cfg.timeout)

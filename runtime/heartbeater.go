@@ -21,15 +21,22 @@ func (w *Worker) heartbeatLoop() {
 	}
 }
 
-// heartbeat renews every active lease in one statement. Executions whose
+// heartbeat renews every active lease, with one statement per distinct
+// lease length (one, unless task types set their own). Executions whose
 // lease is gone are cancelled with ErrLeaseLost; those with a cancel request
 // with ErrCancelRequested. A failed renewal changes nothing: each
 // execution's self-fencing timer stops it before its lease can expire.
 func (w *Worker) heartbeat() {
-	execs := w.snapshot()
-	if len(execs) == 0 {
-		return
+	byLease := map[time.Duration][]*execution{}
+	for _, e := range w.snapshot() {
+		byLease[e.lease] = append(byLease[e.lease], e)
 	}
+	for lease, execs := range byLease {
+		w.renew(lease, execs)
+	}
+}
+
+func (w *Worker) renew(lease time.Duration, execs []*execution) {
 	refs := make([]leaseRef, len(execs))
 	byRef := make(map[leaseRef]*execution, len(execs))
 	for i, e := range execs {
@@ -39,7 +46,7 @@ func (w *Worker) heartbeat() {
 	start := w.cfg.Clock.Now()
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.HeartbeatInterval)
 	defer cancel()
-	states, err := w.engine.store.renew(ctx, w.cfg.WorkerID, w.cfg.LeaseTimeout, refs)
+	states, err := w.engine.store.renew(ctx, w.cfg.WorkerID, lease, refs)
 	if err != nil {
 		w.stats.heartbeatFailures.Add(1)
 		w.cfg.Logger.Warn("leasegen: lease renewal failed", "worker", w.cfg.WorkerID, "tasks", len(refs), "err", err)

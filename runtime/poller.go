@@ -61,7 +61,7 @@ func (w *Worker) claimAndStart(req claimRequest) (int, error) {
 		return 0, err
 	}
 	for _, c := range claimed {
-		w.startExecution(c, start)
+		w.startExecution(c, start, req.leaseFor(c.Type))
 	}
 	return len(claimed), nil
 }

@@ -37,6 +37,9 @@ type store interface {
 	fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error)
 	release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error)
 	recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error)
+	// recordKey records an idempotency key in the caller's transaction and
+	// reports whether it was new.
+	recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (bool, error)
 }
 
 // newTask is one row to insert.
@@ -51,6 +54,14 @@ type newTask struct {
 	Key         string // empty: none
 }
 
+// leaseFor returns the lease of taskType.
+func (r claimRequest) leaseFor(taskType string) time.Duration {
+	if d, ok := r.TypeLeases[taskType]; ok {
+		return d
+	}
+	return r.Lease
+}
+
 // leaseRef names one execution: a task and the attempt that claimed it.
 type leaseRef struct {
 	ID      TaskID
@@ -59,8 +70,9 @@ type leaseRef struct {
 
 type claimRequest struct {
 	Owner       string
-	Lease       time.Duration
-	Types       []string       // the task types this worker handles
+	Lease       time.Duration            // for types without their own
+	TypeLeases  map[string]time.Duration // per-type leases (WithLease)
+	Types       []string                 // the task types this worker handles
 	Max         int            // free local slots
 	TypeLimits  map[string]int // per-type concurrency limits (> 0)
 	GlobalLimit int            // 0: none

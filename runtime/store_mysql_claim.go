@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
 )
@@ -48,16 +49,21 @@ func (s *mysqlStore) claimTx(ctx context.Context, tx *sql.Tx, req claimRequest) 
 		return nil, err
 	}
 	ids := make([]int64, len(candidates))
+	byLease := map[time.Duration][]int64{}
 	for i, c := range candidates {
 		ids[i] = c.ID
+		lease := req.leaseFor(c.TaskType)
+		byLease[lease] = append(byLease[lease], c.ID)
 	}
-	err = s.q.TaskClaimMark(ctx, tx, mysqldb.TaskClaimMarkParams{
-		LeaseOwner: nullString(req.Owner),
-		LeaseUs:    micros(req.Lease),
-		Ids:        ids,
-	})
-	if err != nil {
-		return nil, err
+	for lease, group := range byLease { // one group unless types set their own lease
+		err = s.q.TaskClaimMark(ctx, tx, mysqldb.TaskClaimMarkParams{
+			LeaseOwner: nullString(req.Owner),
+			LeaseUs:    micros(lease),
+			Ids:        group,
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	rows, err := s.q.TaskGetMany(ctx, tx, mysqldb.TaskGetManyParams{Ids: ids})
 	if err != nil {

@@ -95,6 +95,16 @@ func (s *mysqlStore) release(ctx context.Context, owner string, ref leaseRef, de
 	return n == 1, nil
 }
 
+func (s *mysqlStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (bool, error) {
+	n, err := s.q.IdempotencyKeyRecord(ctx, tx, mysqldb.IdempotencyKeyRecordParams{
+		TaskType: taskType, IdemKey: key, TaskID: int64(id),
+	})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: record idempotency key of task %d: %w", id, err)
+	}
+	return n == 1, nil
+}
+
 // recoverBatch resolves up to batch expired leases in one transaction.
 // SKIP LOCKED keeps concurrent recoverers off each other's rows.
 func (s *mysqlStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error) {

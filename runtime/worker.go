@@ -94,6 +94,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	if len(w.handlers) == 0 {
 		return fmt.Errorf("%w: no handlers registered", ErrInvalidConfig)
 	}
+	for t, h := range w.handlers {
+		if h.cfg.lease > 0 && w.cfg.HeartbeatInterval >= h.cfg.lease/2 {
+			return configError("HeartbeatInterval", fmt.Sprintf("must be < half of task type %q's lease (%s)", t, h.cfg.lease/2), w.cfg.HeartbeatInterval)
+		}
+	}
 	if err := w.engine.store.check(ctx); err != nil {
 		return err
 	}
@@ -120,11 +125,15 @@ func (w *Worker) claimTemplate() claimRequest {
 		Lease:       w.cfg.LeaseTimeout,
 		Types:       slices.Sorted(maps.Keys(w.handlers)),
 		TypeLimits:  map[string]int{},
+		TypeLeases:  map[string]time.Duration{},
 		GlobalLimit: w.cfg.GlobalLimit,
 	}
 	for t, h := range w.handlers {
 		if h.cfg.concurrency > 0 {
 			req.TypeLimits[t] = h.cfg.concurrency
+		}
+		if h.cfg.lease > 0 {
+			req.TypeLeases[t] = h.cfg.lease
 		}
 	}
 	return req
@@ -178,10 +187,10 @@ func (w *Worker) releaseAll() {
 		return
 	case <-time.After(w.cfg.HeartbeatInterval):
 	}
-	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
-	defer cancel()
 	for _, e := range w.snapshot() {
+		ctx, cancel := context.WithTimeout(w.runCtx, e.lease)
 		e.release(ctx, 0)
+		cancel()
 	}
 }
 

@@ -47,7 +47,7 @@ GROUP BY task_type;
 -- name: TaskClaimCandidates :many
 -- Walks leasegen_tasks_claim in index order, so concurrent claimers skip each
 -- other's rows instead of locking everything a sort would read.
-SELECT id, priority, available_at FROM leasegen_tasks
+SELECT id, task_type, priority, available_at FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
   AND available_at <= NOW(3)
@@ -159,3 +159,10 @@ UPDATE leasegen_tasks SET
 WHERE id IN (sqlc.slice(ids))
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
   AND lease_until <= NOW(3);
+
+-- name: IdempotencyKeyRecord :execrows
+-- 1 when the key is new; 0 when a committed task already holds it (a
+-- concurrent holder's insert makes this wait until that one commits or
+-- rolls back).
+INSERT IGNORE INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
+VALUES (?, ?, ?, NOW(3));

@@ -9,6 +9,13 @@ import (
 	"time"
 )
 
+type LeasegenIdempotencyKey struct {
+	TaskType  string
+	IdemKey   string
+	TaskID    int64
+	CreatedAt time.Time
+}
+
 type LeasegenLimit struct {
 	Scope string
 }

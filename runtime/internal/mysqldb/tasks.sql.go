@@ -12,6 +12,28 @@ import (
 	"time"
 )
 
+const idempotencyKeyRecord = `-- name: IdempotencyKeyRecord :execrows
+INSERT IGNORE INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
+VALUES (?, ?, ?, NOW(3))
+`
+
+type IdempotencyKeyRecordParams struct {
+	TaskType string
+	IdemKey  string
+	TaskID   int64
+}
+
+// 1 when the key is new; 0 when a committed task already holds it (a
+// concurrent holder's insert makes this wait until that one commits or
+// rolls back).
+func (q *Queries) IdempotencyKeyRecord(ctx context.Context, db DBTX, arg IdempotencyKeyRecordParams) (int64, error) {
+	result, err := db.ExecContext(ctx, idempotencyKeyRecord, arg.TaskType, arg.IdemKey, arg.TaskID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const limitEnsure = `-- name: LimitEnsure :exec
 INSERT IGNORE INTO leasegen_limits (scope) VALUES (?)
 `
@@ -93,7 +115,7 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 }
 
 const taskClaimCandidates = `-- name: TaskClaimCandidates :many
-SELECT id, priority, available_at FROM leasegen_tasks
+SELECT id, task_type, priority, available_at FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (/*SLICE:task_types*/?)
   AND available_at <= NOW(3)
@@ -109,6 +131,7 @@ type TaskClaimCandidatesParams struct {
 
 type TaskClaimCandidatesRow struct {
 	ID          int64
+	TaskType    string
 	Priority    int32
 	AvailableAt time.Time
 }
@@ -135,7 +158,12 @@ func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClai
 	var items []TaskClaimCandidatesRow
 	for rows.Next() {
 		var i TaskClaimCandidatesRow
-		if err := rows.Scan(&i.ID, &i.Priority, &i.AvailableAt); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.TaskType,
+			&i.Priority,
+			&i.AvailableAt,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
