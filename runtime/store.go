@@ -73,9 +73,9 @@ type claimRequest struct {
 	Lease       time.Duration            // for types without their own
 	TypeLeases  map[string]time.Duration // per-type leases (WithLease)
 	Types       []string                 // the task types this worker handles
-	Max         int            // free local slots
-	TypeLimits  map[string]int // per-type concurrency limits (> 0)
-	GlobalLimit int            // 0: none
+	Max         int                      // free local slots
+	TypeLimits  map[string]int           // per-type concurrency limits (> 0)
+	GlobalLimit int                      // 0: none
 }
 
 // claimedTask is a task as a claim leaves it: RUNNING under our lease.
