@@ -1,0 +1,222 @@
+package gen
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// builder turns one loaded package into a model, collecting every error.
+type builder struct {
+	pkg  *packages.Package
+	errs *errorCollector
+}
+
+// buildPackage finds the //leasegen:task types of pkg and checks them.
+func buildPackage(pkg *packages.Package, errs *errorCollector) *Package {
+	b := &builder{pkg: pkg, errs: errs}
+	out := &Package{Name: pkg.Name, Path: pkg.PkgPath}
+	if len(pkg.GoFiles) > 0 {
+		out.Dir = dirOf(pkg.GoFiles[0])
+	}
+	files := slices.Clone(pkg.Syntax)
+	slices.SortFunc(files, func(a, b *ast.File) int {
+		return strings.Compare(pkg.Fset.File(a.Pos()).Name(), pkg.Fset.File(b.Pos()).Name())
+	})
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				ts := spec.(*ast.TypeSpec)
+				doc := ts.Doc
+				if doc == nil && !gd.Lparen.IsValid() {
+					doc = gd.Doc // type X struct{}: the comment sits on the GenDecl
+				}
+				if t := b.task(ts, doc); t != nil {
+					out.Tasks = append(out.Tasks, t)
+				}
+			}
+		}
+	}
+	b.checkDuplicates(out.Tasks)
+	return out
+}
+
+// task builds the task of one type declaration, or returns nil when it has
+// no directive (or a broken one).
+func (b *builder) task(ts *ast.TypeSpec, doc *ast.CommentGroup) *Task {
+	directive := b.findDirective(doc)
+	if directive == nil {
+		return nil
+	}
+	text := strings.TrimPrefix(directive.Text, directivePrefix)
+	opts, optErrs := parseDirective(text)
+	for _, e := range optErrs {
+		b.errs.add(b.pos(directive.Slash+token.Pos(len(directivePrefix)+e.Offset)), e.Hint, "%s", e.Msg)
+	}
+	pos := b.pos(ts.Name.Pos())
+	obj, _ := b.pkg.TypesInfo.Defs[ts.Name].(*types.TypeName)
+	switch {
+	case ts.Assign.IsValid():
+		b.errs.add(pos, "annotate the original type", "leasegen:task on alias %s", ts.Name.Name)
+		return nil
+	case ts.TypeParams != nil:
+		b.errs.add(pos, "declare a non-generic payload type", "leasegen:task on generic type %s", ts.Name.Name)
+		return nil
+	case obj == nil:
+		return nil // the type checker already failed on it
+	}
+	st, ok := obj.Type().Underlying().(*types.Struct)
+	if !ok {
+		b.errs.add(pos, "payloads are struct types", "leasegen:task on %s, a %s type", ts.Name.Name, kindName(obj.Type().Underlying()))
+		return nil
+	}
+	t := &Task{
+		TypeName: ts.Name.Name,
+		GoName:   goName(ts.Name.Name),
+		Doc:      strings.TrimSpace(doc.Text()),
+		Options:  opts,
+		Pos:      pos,
+	}
+	t.Name = opts.Name
+	if t.Name == "" {
+		t.Name = snakeCase(t.GoName)
+	}
+	b.fieldTags(t, st)
+	enc := encodabilityChecker{pkg: b.pkg.Types, fset: b.pkg.Fset, errs: b.errs, seen: map[types.Type]bool{}}
+	enc.check(obj.Type(), ts.Name.Name, pos)
+	if len(optErrs) > 0 {
+		return nil
+	}
+	return t
+}
+
+// findDirective returns the doc comment's leasegen directive, reporting
+// misspelled ones and repeats.
+func (b *builder) findDirective(doc *ast.CommentGroup) *ast.Comment {
+	if doc == nil {
+		return nil
+	}
+	var found *ast.Comment
+	for _, c := range doc.List {
+		if !strings.HasPrefix(c.Text, "//leasegen:") {
+			continue
+		}
+		word, _, _ := strings.Cut(strings.TrimPrefix(c.Text, "//"), " ")
+		switch {
+		case word != "leasegen:task":
+			b.errs.add(b.pos(c.Slash), didYouMean(word, []string{"leasegen:task"}), "unknown directive //%s", word)
+		case found != nil:
+			b.errs.add(b.pos(c.Slash), "put every option on one line", "second //leasegen:task on one type")
+		default:
+			found = c
+		}
+	}
+	return found
+}
+
+// fieldTags reads leasegen:"key" and leasegen:"owner" tags.
+func (b *builder) fieldTags(t *Task, st *types.Struct) {
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		tag, ok := reflect.StructTag(st.Tag(i)).Lookup("leasegen")
+		if !ok {
+			continue
+		}
+		pos := b.pos(f.Pos())
+		var name *string
+		var conv *bool
+		switch tag {
+		case "key":
+			name, conv = &t.KeyField, &t.KeyNeedsConv
+		case "owner":
+			name, conv = &t.OwnerField, &t.OwnerNeedsConv
+		default:
+			b.errs.add(pos, didYouMean(tag, []string{"key", "owner"}), "unknown leasegen tag %q on field %s", tag, f.Name())
+			continue
+		}
+		basic, isBasic := f.Type().Underlying().(*types.Basic)
+		switch {
+		case !f.Exported():
+			b.errs.add(pos, "export the field", "leasegen:%q field %s is unexported", tag, f.Name())
+		case !isBasic || basic.Kind() != types.String:
+			b.errs.add(pos, "use a string field", "leasegen:%q field %s has type %s", tag, f.Name(), f.Type())
+		case *name != "":
+			b.errs.add(pos, "", "second leasegen:%q field %s (the first is %s)", tag, f.Name(), *name)
+		default:
+			*name = f.Name()
+			*conv = !types.Identical(f.Type(), types.Typ[types.String])
+		}
+	}
+	switch {
+	case t.Options.Unique && t.KeyField == "":
+		b.errs.add(t.Pos, "tag the field that identifies the request with `leasegen:\"key\"`", "unique task %s has no key field", t.TypeName)
+	case t.KeyField != "" && !t.Options.Unique && !t.Options.Idempotent:
+		b.errs.add(t.Pos, "add unique (deduplicate at enqueue) or idempotent (skip repeated work) to the directive", "key field %s of %s has no effect", t.KeyField, t.TypeName)
+	}
+}
+
+// checkDuplicates reports tasks that share a stored name or a Go name.
+func (b *builder) checkDuplicates(tasks []*Task) {
+	byName, byGoName := map[string]*Task{}, map[string]*Task{}
+	for _, t := range tasks {
+		if first, dup := byName[t.Name]; dup {
+			b.errs.add(t.Pos, "set a different name= on one of them", "task name %q of %s is already used by %s at %s", t.Name, t.TypeName, first.TypeName, first.Pos)
+		} else {
+			byName[t.Name] = t
+		}
+		if first, dup := byGoName[t.GoName]; dup {
+			b.errs.add(t.Pos, "rename one of the types", "%s and %s both become Enqueue%s", first.TypeName, t.TypeName, t.GoName)
+		} else {
+			byGoName[t.GoName] = t
+		}
+	}
+}
+
+func (b *builder) pos(p token.Pos) token.Position { return b.pkg.Fset.Position(p) }
+
+// goName strips a Payload suffix and exports the rest: importPayload -> Import.
+func goName(typeName string) string {
+	name := typeName
+	if trimmed := strings.TrimSuffix(name, "Payload"); trimmed != "" {
+		name = trimmed
+	}
+	r := []rune(name)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// snakeCase turns a Go name into a task name: SendEmail -> send_email,
+// HTTPCall -> http_call.
+func snakeCase(s string) string {
+	r := []rune(s)
+	var b strings.Builder
+	for i, c := range r {
+		if unicode.IsUpper(c) {
+			prevLower := i > 0 && !unicode.IsUpper(r[i-1])
+			nextLower := i > 0 && i+1 < len(r) && unicode.IsLower(r[i+1]) && unicode.IsUpper(r[i-1])
+			if prevLower || nextLower {
+				b.WriteByte('_')
+			}
+			c = unicode.ToLower(c)
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func dirOf(file string) string {
+	if i := strings.LastIndexAny(file, `/\`); i >= 0 {
+		return file[:i]
+	}
+	return "."
+}

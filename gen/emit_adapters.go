@@ -1,0 +1,54 @@
+package gen
+
+import (
+	"github.com/dave/jennifer/jen"
+)
+
+// emitAdapters writes, per task, the runtime.HandlerFunc that decodes the
+// payload and calls the typed handler; for idempotent tasks inside
+// runtime.RunIdempotent, which records the key and completes the task in
+// the handler's transaction.
+func emitAdapters(p *Package) []jen.Code {
+	code := make([]jen.Code, len(p.Tasks))
+	for i, t := range p.Tasks {
+		code[i] = emitAdapter(t)
+	}
+	return code
+}
+
+func emitAdapter(t *Task) jen.Code {
+	// var p ImportPayload
+	// if err := runtime.DecodePayload(t, &p); err != nil {
+	// 	return err
+	// }
+	body := []jen.Code{
+		jen.Var().Id("p").Id(t.TypeName),
+		jen.If(
+			jen.Err().Op(":=").Qual(runtimePath, "DecodePayload").Call(jen.Id("t"), jen.Op("&").Id("p")),
+			jen.Err().Op("!=").Nil(),
+		).Block(jen.Return(jen.Err())),
+	}
+	key := jen.Lit("")
+	if t.KeyField != "" {
+		key = jen.Add(fieldString("p", t.KeyField, t.KeyNeedsConv))
+		// t.IdempotencyKey = p.RequestID
+		body = append(body, jen.Id("t").Dot("IdempotencyKey").Op("=").Add(fieldString("p", t.KeyField, t.KeyNeedsConv)))
+	}
+	if t.Options.Idempotent {
+		// return runtime.RunIdempotent(ctx, t, p.RequestID, func(ctx context.Context, tx *sql.Tx) error {
+		// 	return h.HandleImport(ctx, tx, t, p)
+		// })
+		body = append(body, jen.Return(jen.Qual(runtimePath, "RunIdempotent").Call(
+			jen.Id("ctx"), jen.Id("t"), key,
+			jen.Func().Params(ctxParam(), txParam()).Error().Block(
+				jen.Return(jen.Id("h").Dot(t.HandleMethod()).Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("t"), jen.Id("p"))),
+			),
+		)))
+	} else {
+		body = append(body, jen.Return(jen.Id("h").Dot(t.HandleMethod()).Call(jen.Id("ctx"), jen.Id("t"), jen.Id("p"))))
+	}
+	return jen.Commentf("%s decodes %s payloads for h.", t.AdapterFunc(), t.TypeName).Line().
+		Func().Id(t.AdapterFunc()).Params(jen.Id("h").Id(t.HandlerName())).Qual(runtimePath, "HandlerFunc").Block(
+		jen.Return(jen.Func().Params(ctxParam(), jen.Id("t").Add(taskPtr())).Error().Block(body...)),
+	)
+}

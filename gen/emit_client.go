@@ -1,0 +1,152 @@
+package gen
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// emitClient writes the typed Client, its Enqueuer interface and, per
+// task, EnqueueX, EnqueueXTx, EnqueueXBatch and the request builder.
+func emitClient(p *Package) []jen.Code {
+	code := []jen.Code{
+		// type Client struct{ rt *runtime.Client }
+		jen.Comment(fmt.Sprintf("Client enqueues the tasks of package %s with typed payloads.", p.Name)).Line().
+			Type().Id("Client").Struct(jen.Id("rt").Op("*").Qual(runtimePath, "Client")),
+		// func NewClient(rt *runtime.Client) *Client
+		jen.Comment("NewClient returns a Client that enqueues through rt.").Line().
+			Func().Id("NewClient").Params(jen.Id("rt").Op("*").Qual(runtimePath, "Client")).Op("*").Id("Client").
+			Block(jen.Return(jen.Op("&").Id("Client").Values(jen.Id("rt").Op(":").Id("rt")))),
+		emitEnqueuer(p),
+		// var _ Enqueuer = (*Client)(nil)
+		jen.Var().Id("_").Id("Enqueuer").Op("=").Parens(jen.Op("*").Id("Client")).Call(jen.Nil()),
+	}
+	for _, t := range p.Tasks {
+		code = append(code, emitEnqueue(t), emitEnqueueTx(t), emitEnqueueBatch(t), emitRequest(t))
+	}
+	return code
+}
+
+// enqueueSignatures lists the three enqueue methods of t as interface
+// entries or method heads.
+func enqueueSignature(name string, extra []jen.Code, payload jen.Code, results jen.Code) *jen.Statement {
+	params := append([]jen.Code{ctxParam()}, extra...)
+	params = append(params, payload, jen.Id("opts").Op("...").Qual(runtimePath, "EnqueueOption"))
+	return jen.Id(name).Params(params...).Add(results)
+}
+
+func oneResult() jen.Code  { return jen.Params(jen.Qual(runtimePath, "TaskID"), jen.Error()) }
+func manyResult() jen.Code { return jen.Params(jen.Index().Qual(runtimePath, "TaskID"), jen.Error()) }
+func txParam() jen.Code    { return jen.Id("tx").Op("*").Qual(sqlPath, "Tx") }
+
+func emitEnqueuer(p *Package) jen.Code {
+	var methods []jen.Code
+	for _, t := range p.Tasks {
+		methods = append(methods,
+			jen.Comment(fmt.Sprintf("%s enqueues a %s task.", t.EnqueueName(), t.ConstName())).Line().
+				Add(enqueueSignature(t.EnqueueName(), nil, jen.Id("p").Id(t.TypeName), oneResult())),
+			jen.Comment(fmt.Sprintf("%s enqueues a %s task inside tx.", t.EnqueueTxName(), t.ConstName())).Line().
+				Add(enqueueSignature(t.EnqueueTxName(), []jen.Code{txParam()}, jen.Id("p").Id(t.TypeName), oneResult())),
+			jen.Comment(fmt.Sprintf("%s enqueues a %s task per payload, atomically.", t.EnqueueBatchName(), t.ConstName())).Line().
+				Add(enqueueSignature(t.EnqueueBatchName(), nil, jen.Id("ps").Index().Id(t.TypeName), manyResult())),
+		)
+	}
+	return jen.Comment("Enqueuer is the enqueue side of Client. Services depend on it, so their").Line().
+		Comment("unit tests can pass a fake.").Line().
+		Type().Id("Enqueuer").Interface(methods...)
+}
+
+// buildRequest is
+//
+//	req, err := newImportRequest(p, opts)
+//	if err != nil {
+//		return zero, err
+//	}
+func buildRequest(t *Task, zero jen.Code) []jen.Code {
+	return []jen.Code{
+		jen.List(jen.Id("req"), jen.Err()).Op(":=").Id(t.RequestFunc()).Call(jen.Id("p"), jen.Id("opts")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zero, jen.Err())),
+	}
+}
+
+func clientReceiver() jen.Code { return jen.Id("c").Op("*").Id("Client") }
+
+// emitEnqueue writes EnqueueX: build the request, then c.rt.Enqueue.
+func emitEnqueue(t *Task) jen.Code {
+	body := buildRequest(t, jen.Lit(0))
+	body = append(body, jen.Return(jen.Id("c").Dot("rt").Dot("Enqueue").Call(
+		jen.Id("ctx"), jen.Id("req").Dot("Type"), jen.Id("req").Dot("Payload"), jen.Id("req").Dot("Options").Op("..."))))
+	return jen.Add(withPayloadDoc(t, fmt.Sprintf("%s enqueues a %s task with payload p; opts override the annotation's defaults.", t.EnqueueName(), t.ConstName()))).Line().
+		Func().Params(clientReceiver()).Add(enqueueSignature(t.EnqueueName(), nil, jen.Id("p").Id(t.TypeName), oneResult())).
+		Block(body...)
+}
+
+// emitEnqueueTx writes EnqueueXTx: the same inside the caller's transaction.
+func emitEnqueueTx(t *Task) jen.Code {
+	body := buildRequest(t, jen.Lit(0))
+	body = append(body, jen.Return(jen.Id("c").Dot("rt").Dot("EnqueueTx").Call(
+		jen.Id("ctx"), jen.Id("tx"), jen.Id("req").Dot("Type"), jen.Id("req").Dot("Payload"), jen.Id("req").Dot("Options").Op("..."))))
+	return jen.Comment(fmt.Sprintf("%s enqueues a %s task inside tx: workers see it once tx commits,", t.EnqueueTxName(), t.ConstName())).Line().
+		Comment("and never if it rolls back.").Line().
+		Func().Params(clientReceiver()).Add(enqueueSignature(t.EnqueueTxName(), []jen.Code{txParam()}, jen.Id("p").Id(t.TypeName), oneResult())).
+		Block(body...)
+}
+
+// emitEnqueueBatch writes EnqueueXBatch: one request per payload, one
+// atomic EnqueueMany.
+func emitEnqueueBatch(t *Task) jen.Code {
+	return jen.Comment(fmt.Sprintf("%s enqueues a %s task per payload, atomically and in as few", t.EnqueueBatchName(), t.ConstName())).Line().
+		Comment("statements as the database allows. The ids follow the order of ps.").Line().
+		Func().Params(clientReceiver()).Add(enqueueSignature(t.EnqueueBatchName(), nil, jen.Id("ps").Index().Id(t.TypeName), manyResult())).
+		Block(
+			// reqs := make([]runtime.Request, len(ps))
+			jen.Id("reqs").Op(":=").Make(jen.Index().Qual(runtimePath, "Request"), jen.Len(jen.Id("ps"))),
+			jen.For(jen.List(jen.Id("i"), jen.Id("p")).Op(":=").Range().Id("ps")).Block(
+				append(buildRequest(t, jen.Nil()), jen.Id("reqs").Index(jen.Id("i")).Op("=").Id("req"))...,
+			),
+			jen.Return(jen.Id("c").Dot("rt").Dot("EnqueueMany").Call(jen.Id("ctx"), jen.Id("reqs"))),
+		)
+}
+
+// emitRequest writes newXRequest: encode the payload and put the
+// annotation's defaults, the owner and the unique key before opts.
+func emitRequest(t *Task) jen.Code {
+	var defaults []jen.Code
+	if t.Options.Priority != 0 {
+		defaults = append(defaults, jen.Qual(runtimePath, "WithPriority").Call(jen.Lit(t.Options.Priority)))
+	}
+	if t.Options.MaxAttempts != 0 {
+		defaults = append(defaults, jen.Qual(runtimePath, "WithMaxAttempts").Call(jen.Lit(t.Options.MaxAttempts)))
+	}
+	if t.OwnerField != "" {
+		defaults = append(defaults, jen.Qual(runtimePath, "WithOwner").Call(fieldString("p", t.OwnerField, t.OwnerNeedsConv)))
+	}
+	if t.Options.Unique {
+		defaults = append(defaults, jen.Qual(runtimePath, "WithIdempotencyKey").Call(fieldString("p", t.KeyField, t.KeyNeedsConv)))
+	}
+	options := jen.Id("opts")
+	if len(defaults) > 0 {
+		options = jen.Append(append([]jen.Code{jen.Index().Qual(runtimePath, "EnqueueOption").Values(defaults...)}, jen.Id("opts").Op("..."))...)
+	}
+	return jen.Commentf("%s encodes p and applies the annotation's defaults, then opts.", t.RequestFunc()).Line().
+		Func().Id(t.RequestFunc()).Params(jen.Id("p").Id(t.TypeName), jen.Id("opts").Index().Qual(runtimePath, "EnqueueOption")).
+		Params(jen.Qual(runtimePath, "Request"), jen.Error()).
+		Block(
+			jen.List(jen.Id("payload"), jen.Err()).Op(":=").Qual(runtimePath, "EncodePayload").Call(jen.Id("p")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Qual(runtimePath, "Request").Values(), jen.Err())),
+			jen.Return(jen.Qual(runtimePath, "Request").Values(jen.Dict{
+				jen.Id("Type"):    jen.Id(t.ConstName()),
+				jen.Id("Payload"): jen.Id("payload"),
+				jen.Id("Options"): options,
+			}), jen.Nil()),
+		)
+}
+
+// fieldString is p.Field, or string(p.Field) for a named string type.
+func fieldString(v, field string, conv bool) jen.Code {
+	sel := jen.Id(v).Dot(field)
+	if conv {
+		return jen.String().Call(sel)
+	}
+	return sel
+}

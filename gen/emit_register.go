@@ -1,0 +1,51 @@
+package gen
+
+import (
+	"github.com/dave/jennifer/jen"
+)
+
+// emitRegister writes Register, which wires every task to its handler with
+// the annotation's worker-side options:
+//
+//	func Register(w *runtime.Worker, h Handlers) error {
+//		if err := w.Handle(TaskImport, handleImport(h), runtime.WithTimeout(5*time.Minute)); err != nil {
+//			return err
+//		}
+//		return nil
+//	}
+func emitRegister(p *Package) []jen.Code {
+	var body []jen.Code
+	for _, t := range p.Tasks {
+		args := append([]jen.Code{jen.Id(t.ConstName()), jen.Id(t.AdapterFunc()).Call(jen.Id("h"))}, handlerOptions(t)...)
+		body = append(body, jen.If(
+			jen.Err().Op(":=").Id("w").Dot("Handle").Call(args...),
+			jen.Err().Op("!=").Nil(),
+		).Block(jen.Return(jen.Err())))
+	}
+	body = append(body, jen.Return(jen.Nil()))
+	return []jen.Code{
+		jen.Commentf("Register wires every task of package %s to h on w, with the options of its", p.Name).Line().
+			Comment("annotation. Call it before w.Start.").Line().
+			Func().Id("Register").Params(jen.Id("w").Op("*").Qual(runtimePath, "Worker"), jen.Id("h").Id("Handlers")).Error().
+			Block(body...),
+	}
+}
+
+// handlerOptions are the runtime.HandlerOptions of t's annotation.
+func handlerOptions(t *Task) []jen.Code {
+	var opts []jen.Code
+	o := t.Options
+	if o.Timeout > 0 {
+		opts = append(opts, jen.Qual(runtimePath, "WithTimeout").Call(durationCode(o.Timeout)))
+	}
+	if o.Lease > 0 {
+		opts = append(opts, jen.Qual(runtimePath, "WithLease").Call(durationCode(o.Lease)))
+	}
+	if o.Concurrency > 0 {
+		opts = append(opts, jen.Qual(runtimePath, "WithConcurrency").Call(jen.Lit(o.Concurrency)))
+	}
+	if o.Backoff > 0 {
+		opts = append(opts, jen.Qual(runtimePath, "WithBackoff").Call(jen.Qual(runtimePath, "Exponential").Call(durationCode(o.Backoff))))
+	}
+	return opts
+}

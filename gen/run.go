@@ -1,0 +1,121 @@
+package gen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"go/token"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// DefaultOutput is the generated file's name in each package.
+const DefaultOutput = "leasegen_gen.go"
+
+// Config is one run of the generator.
+type Config struct {
+	Dir      string   // where patterns are resolved; "" means the current directory
+	Patterns []string // packages; none means "."
+	Output   string   // file name inside each package; "" means DefaultOutput
+	Schema   string   // when set, also render the schema SQL to this path (relative to Dir)
+	Check    bool     // compare instead of writing; ErrStale when different
+	Stderr   io.Writer
+}
+
+// ErrStale reports, in check mode, a generated file that differs from what
+// the generator would write.
+var ErrStale = errors.New("generated code is stale: run go generate")
+
+// Run loads, models, validates and emits every package, then writes each
+// output (only when it changes) or, in check mode, compares it. Input
+// problems come back as an ErrorList.
+func Run(cfg Config) error {
+	if len(cfg.Patterns) == 0 {
+		cfg.Patterns = []string{"."}
+	}
+	if cfg.Output == "" {
+		cfg.Output = DefaultOutput
+	}
+	pkgs, err := load(cfg.Dir, cfg.Patterns)
+	if err != nil {
+		return err
+	}
+	var errs errorCollector
+	var models []*Package
+	for _, p := range pkgs {
+		m := buildPackage(p, &errs)
+		if len(m.Tasks) == 0 && len(errs.list) == 0 {
+			errs.add(packagePos(p.GoFiles), "annotate a payload struct with //leasegen:task", "no //leasegen:task types in package %s", p.PkgPath)
+		}
+		models = append(models, m)
+	}
+	if err := errs.err(); err != nil {
+		return err
+	}
+	stale := false
+	for _, m := range models {
+		src, err := emit(m)
+		if err != nil {
+			return err
+		}
+		changed, err := sync(filepath.Join(m.Dir, cfg.Output), src, cfg)
+		if err != nil {
+			return err
+		}
+		stale = stale || changed
+	}
+	if cfg.Schema != "" {
+		if len(models) != 1 {
+			return fmt.Errorf("-schema needs exactly one package, got %d", len(models))
+		}
+		sql, err := renderSchema(models[0])
+		if err != nil {
+			return err
+		}
+		path := cfg.Schema
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cfg.Dir, path)
+		}
+		changed, err := sync(path, sql, cfg)
+		if err != nil {
+			return err
+		}
+		stale = stale || changed
+	}
+	if cfg.Check && stale {
+		return ErrStale
+	}
+	return nil
+}
+
+// sync writes want to path unless the file already holds it; in check mode
+// it prints a diff instead. It reports whether the file was (or would be)
+// changed.
+func sync(path string, want []byte, cfg Config) (bool, error) {
+	have, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	if bytes.Equal(have, want) {
+		return false, nil
+	}
+	if cfg.Check {
+		if cfg.Stderr != nil {
+			fmt.Fprintf(cfg.Stderr, "%s is stale (-committed +generated):\n%s", path,
+				cmp.Diff(strings.Split(string(have), "\n"), strings.Split(string(want), "\n")))
+		}
+		return true, nil
+	}
+	return true, os.WriteFile(path, want, 0o644)
+}
+
+func packagePos(files []string) (p token.Position) {
+	if len(files) > 0 {
+		p.Filename = files[0]
+	}
+	return p
+}

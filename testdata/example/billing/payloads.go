@@ -1,0 +1,66 @@
+// Package billing is leasegen's example service: three task types, one
+// idempotent, one unique, one plain.
+package billing
+
+import (
+	"time"
+
+	"github.com/leasegen/leasegen/testdata/example/money"
+)
+
+//go:generate go run github.com/leasegen/leasegen/cmd/leasegen -schema schema.sql
+
+// ImportPayload imports one uploaded CSV file.
+//
+//leasegen:task name=import max_attempts=5 priority=10 timeout=5m idempotent
+type ImportPayload struct {
+	RequestID  string            `json:"request_id" leasegen:"key"`
+	TenantID   string            `json:"tenant_id" leasegen:"owner"`
+	FileURL    string            `json:"file_url"`
+	Options    ImportOptions     `json:"options"`
+	Columns    []string          `json:"columns"`
+	Labels     map[string]string `json:"labels"`
+	UploadedAt time.Time         `json:"uploaded_at"`
+	Deadline   *time.Time        `json:"deadline,omitempty"`
+	Audit
+}
+
+// ImportOptions shapes an import.
+type ImportOptions struct {
+	Delimiter  string `json:"delimiter"`
+	SkipHeader bool   `json:"skip_header"`
+	Limits     struct {
+		MaxRows int `json:"max_rows"`
+	} `json:"limits"`
+}
+
+// Audit says who asked for a task and why.
+type Audit struct {
+	Actor  string `json:"actor"`
+	Reason string `json:"reason"`
+}
+
+// Tenant identifies a customer.
+type Tenant string
+
+type (
+	// ExportPayload exports a tenant's invoices; one export per ExportID.
+	//
+	//leasegen:task unique concurrency=2 backoff=100ms lease=3s
+	ExportPayload struct {
+		ExportID string       `json:"export_id" leasegen:"key"`
+		Tenant   Tenant       `json:"tenant" leasegen:"owner"`
+		Since    time.Time    `json:"since"`
+		Minimum  money.Amount `json:"minimum"`
+	}
+
+	// NotifyPayload tells a user something.
+	//
+	//leasegen:task priority=-1 max_attempts=3
+	NotifyPayload struct {
+		UserID   int64          `json:"user_id"`
+		Message  string         `json:"message"`
+		Channels []string       `json:"channels"`
+		Totals   map[int]uint32 `json:"totals"`
+	}
+)
