@@ -11,22 +11,27 @@ MYSQL_ENV := eval "$$(scripts/mysql-env.sh)"
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-generate: ## regenerate sqlc's Go code from queries/ and the migrations
-	$(SQLC) generate
+# Packages outside ./... : the example service and the golden cases.
+TESTDATA := ./testdata/example/... ./testdata/golden/...
 
-check: ## fail when generated code is stale
+generate: ## regenerate sqlc's code and the example service's leasegen code
+	$(SQLC) generate
+	$(GO) generate ./testdata/example/...
+
+check: ## fail when generated code (sqlc, leasegen) is stale
 	$(SQLC) diff
+	cd testdata/example/billing && $(GO) run ../../../cmd/leasegen -check -schema schema.sql
 
 lint: ## gofmt, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(STATICCHECK) ./...
+	$(GO) vet ./... $(TESTDATA)
+	$(STATICCHECK) ./... ./testdata/example/...
 
 test: ## all tests, MySQL ones on a local MariaDB (set up on demand)
-	@$(MYSQL_ENV); $(GO) test -count=1 -timeout 15m ./...
+	@$(MYSQL_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
 
 test-short: ## tests without the long concurrency and kill -9 runs
-	@$(MYSQL_ENV); $(GO) test -count=1 -short ./...
+	@$(MYSQL_ENV); $(GO) test -count=1 -short ./... $(TESTDATA)
 
 bench: ## Go benchmarks of the hot paths (claim, renew, complete)
 	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/

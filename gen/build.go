@@ -126,12 +126,14 @@ func (b *builder) findDirective(doc *ast.CommentGroup) *ast.Comment {
 
 // fieldTags reads leasegen:"key" and leasegen:"owner" tags.
 func (b *builder) fieldTags(t *Task, st *types.Struct) {
+	keyTagged := false
 	for i := range st.NumFields() {
 		f := st.Field(i)
 		tag, ok := reflect.StructTag(st.Tag(i)).Lookup("leasegen")
 		if !ok {
 			continue
 		}
+		keyTagged = keyTagged || tag == "key"
 		pos := b.pos(f.Pos())
 		var name *string
 		var conv *bool
@@ -158,7 +160,7 @@ func (b *builder) fieldTags(t *Task, st *types.Struct) {
 		}
 	}
 	switch {
-	case t.Options.Unique && t.KeyField == "":
+	case t.Options.Unique && !keyTagged:
 		b.errs.add(t.Pos, "tag the field that identifies the request with `leasegen:\"key\"`", "unique task %s has no key field", t.TypeName)
 	case t.KeyField != "" && !t.Options.Unique && !t.Options.Idempotent:
 		b.errs.add(t.Pos, "add unique (deduplicate at enqueue) or idempotent (skip repeated work) to the directive", "key field %s of %s has no effect", t.KeyField, t.TypeName)

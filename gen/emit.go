@@ -90,7 +90,7 @@ func durationCode(d time.Duration) jen.Code {
 			return jen.Lit(int(d / u.size)).Op("*").Qual(timePath, u.name)
 		}
 	}
-	return jen.Qual(timePath, "Duration").Call(jen.Lit(int64(d)))
+	return jen.Qual(timePath, "Duration").Call(jen.Lit(int(d)))
 }
 
 // ctxParam is `ctx context.Context`.

@@ -26,7 +26,7 @@ func (c *encodabilityChecker) check(t types.Type, path string, pos token.Positio
 		}
 		c.seen[named] = true
 		if named.TypeArgs().Len() > 0 || named.TypeParams().Len() > 0 {
-			c.errs.add(pos, "use a non-generic type", "%s has generic type %s", path, t)
+			c.errs.add(pos, "use a non-generic type", "%s has generic type %s", path, c.typeString(t))
 			return
 		}
 		if marshalsItself(named) {
@@ -39,7 +39,7 @@ func (c *encodabilityChecker) check(t types.Type, path string, pos token.Positio
 		case u.Kind() == types.Invalid:
 			c.errs.add(pos, "fix the compile error first", "%s has an invalid type", path)
 		case u.Info()&types.IsComplex != 0:
-			c.errs.add(pos, "store the real and imaginary parts as two float fields", "%s has type %s: JSON cannot encode complex numbers", path, t)
+			c.errs.add(pos, "store the real and imaginary parts as two float fields", "%s has type %s: JSON cannot encode complex numbers", path, c.typeString(t))
 		case u.Kind() == types.UnsafePointer:
 			c.errs.add(pos, "", "%s has type unsafe.Pointer, which cannot be encoded", path)
 		}
@@ -51,19 +51,19 @@ func (c *encodabilityChecker) check(t types.Type, path string, pos token.Positio
 		c.check(u.Elem(), path+"[]", pos)
 	case *types.Map:
 		if !mapKeyOK(u.Key()) {
-			c.errs.add(pos, "use string (or integer) map keys", "%s has map key type %s, which JSON cannot encode", path, u.Key())
+			c.errs.add(pos, "use string (or integer) map keys", "%s has map key type %s, which JSON cannot encode", path, c.typeString(u.Key()))
 		}
 		c.check(u.Elem(), path+"[]", pos)
 	case *types.Struct:
 		c.checkStruct(u, path, pos)
 	case *types.Interface:
-		c.errs.add(pos, "use a concrete type: a decoded interface loses its dynamic type", "%s has interface type %s", path, t)
+		c.errs.add(pos, "use a concrete type: a decoded interface loses its dynamic type", "%s has interface type %s", path, c.typeString(t))
 	case *types.Chan:
-		c.errs.add(pos, "payloads are data: leave channels out", "%s has channel type %s", path, t)
+		c.errs.add(pos, "payloads are data: leave channels out", "%s has channel type %s", path, c.typeString(t))
 	case *types.Signature:
-		c.errs.add(pos, "payloads are data: leave functions out", "%s has function type %s", path, t)
+		c.errs.add(pos, "payloads are data: leave functions out", "%s has function type %s", path, c.typeString(t))
 	case *types.TypeParam:
-		c.errs.add(pos, "use a concrete type", "%s has type parameter type %s", path, t)
+		c.errs.add(pos, "use a concrete type", "%s has type parameter type %s", path, c.typeString(t))
 	}
 }
 
@@ -93,6 +93,11 @@ func (c *encodabilityChecker) checkStruct(st *types.Struct, path string, pos tok
 	if exported == 0 && unexported > 0 {
 		c.errs.add(pos, "export the fields, or give the type MarshalJSON and UnmarshalJSON methods", "%s has only unexported fields, which JSON drops", path)
 	}
+}
+
+// typeString names t relative to the annotated package.
+func (c *encodabilityChecker) typeString(t types.Type) string {
+	return types.TypeString(t, types.RelativeTo(c.pkg))
 }
 
 // marshalsItself reports types that encode and decode themselves, as JSON

@@ -18,7 +18,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	if e.Pos.IsValid() {
+	if e.Pos.Filename != "" || e.Pos.IsValid() {
 		b.WriteString(e.Pos.String())
 		b.WriteString(": ")
 	}
@@ -63,10 +63,14 @@ func (c *errorCollector) err() error {
 	return c.list
 }
 
-// didYouMean suggests the closest of candidates to got, or "".
+// didYouMean suggests the candidate got abbreviates or is closest to (at
+// most two edits away), or returns "".
 func didYouMean(got string, candidates []string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
+		if len(got) >= 3 && strings.HasPrefix(c, got) {
+			return fmt.Sprintf("did you mean %q?", c)
+		}
 		if d := editDistance(got, c); d < bestDist {
 			best, bestDist = c, d
 		}

@@ -30,7 +30,7 @@ func load(dir string, patterns []string) ([]*packages.Package, error) {
 	var errs errorCollector
 	for _, p := range pkgs {
 		for _, e := range p.Errors {
-			if e.Kind == packages.TypeError {
+			if e.Kind == packages.TypeError || compilerOutput(e) {
 				continue
 			}
 			errs.add(parsePos(e.Pos), "", "%s", e.Msg)
@@ -40,6 +40,13 @@ func load(dir string, patterns []string) ([]*packages.Package, error) {
 		return nil, err
 	}
 	return pkgs, nil
+}
+
+// compilerOutput reports a listing error that only repeats the compiler's
+// type errors ("# pkg\n./file.go:1:2: undefined: X"), which go list emits
+// while it builds export data.
+func compilerOutput(e packages.Error) bool {
+	return e.Kind == packages.ListError && strings.HasPrefix(e.Msg, "# ")
 }
 
 // parsePos reads "file:line:col" as packages reports positions.

@@ -20,7 +20,7 @@ const DefaultOutput = "leasegen_gen.go"
 type Config struct {
 	Dir      string   // where patterns are resolved; "" means the current directory
 	Patterns []string // packages; none means "."
-	Output   string   // file name inside each package; "" means DefaultOutput
+	Output   string   // file name inside each package (or an absolute path); "" means DefaultOutput
 	Schema   string   // when set, also render the schema SQL to this path (relative to Dir)
 	Check    bool     // compare instead of writing; ErrStale when different
 	Stderr   io.Writer
@@ -30,10 +30,15 @@ type Config struct {
 // the generator would write.
 var ErrStale = errors.New("generated code is stale: run go generate")
 
-// Run loads, models, validates and emits every package, then writes each
-// output (only when it changes) or, in check mode, compares it. Input
-// problems come back as an ErrorList.
-func Run(cfg Config) error {
+// File is one output of the generator.
+type File struct {
+	Path    string
+	Content []byte
+}
+
+// Generate loads, models, validates and emits every package without
+// touching the disk. Input problems come back as an ErrorList.
+func Generate(cfg Config) ([]File, error) {
 	if len(cfg.Patterns) == 0 {
 		cfg.Patterns = []string{"."}
 	}
@@ -42,7 +47,7 @@ func Run(cfg Config) error {
 	}
 	pkgs, err := load(cfg.Dir, cfg.Patterns)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var errs errorCollector
 	var models []*Package
@@ -54,33 +59,47 @@ func Run(cfg Config) error {
 		models = append(models, m)
 	}
 	if err := errs.err(); err != nil {
-		return err
+		return nil, err
 	}
-	stale := false
+	var files []File
 	for _, m := range models {
 		src, err := emit(m)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		changed, err := sync(filepath.Join(m.Dir, cfg.Output), src, cfg)
-		if err != nil {
-			return err
+		path := cfg.Output
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(m.Dir, path)
 		}
-		stale = stale || changed
+		files = append(files, File{Path: path, Content: src})
 	}
 	if cfg.Schema != "" {
 		if len(models) != 1 {
-			return fmt.Errorf("-schema needs exactly one package, got %d", len(models))
+			return nil, fmt.Errorf("-schema needs exactly one package, got %d", len(models))
 		}
 		sql, err := renderSchema(models[0])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		path := cfg.Schema
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(cfg.Dir, path)
 		}
-		changed, err := sync(path, sql, cfg)
+		files = append(files, File{Path: path, Content: sql})
+	}
+	return files, nil
+}
+
+// Run generates and writes each file that changed; in check mode it writes
+// nothing, prints a diff per stale file and returns ErrStale.
+func Run(cfg Config) error {
+	files, err := Generate(cfg)
+	if err != nil {
+		return err
+	}
+	stale := false
+	for _, f := range files {
+		changed, err := sync(f.Path, f.Content, cfg)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,241 @@
+package billing
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/testdata/example/money"
+)
+
+var bg = context.Background()
+
+type bundle struct {
+	db      *dbtest.Database
+	engine  *runtime.Engine
+	client  *Client
+	rt      *runtime.Client
+	service *Service
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	db := dbtest.New(t)
+	engine := runtime.MySQL(db.DB)
+	dbtest.Must(t, "migrate", engine.Migrate(bg))
+	db.Exec(t, Schema)
+	rt, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	dbtest.Must(t, "client", err)
+	return &bundle{db: db, engine: engine, client: NewClient(rt), rt: rt, service: &Service{}}
+}
+
+func (b *bundle) startWorker(t *testing.T) {
+	t.Helper()
+	w, err := runtime.NewWorker(b.engine, runtime.Config{
+		LeaseTimeout:      time.Second,
+		HeartbeatInterval: 200 * time.Millisecond,
+		RecoveryInterval:  300 * time.Millisecond,
+		PollInterval:      50 * time.Millisecond,
+	})
+	dbtest.Must(t, "worker", err)
+	dbtest.Must(t, "register", Register(w, b.service))
+	dbtest.Must(t, "start", w.Start(bg))
+	t.Cleanup(func() { _ = w.Stop(bg) })
+}
+
+func (b *bundle) wait(t *testing.T, ids ...runtime.TaskID) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, id := range ids {
+		for {
+			info, err := b.rt.Get(bg, id)
+			dbtest.Must(t, "get", err)
+			if info.Status == runtime.StatusSuccess {
+				break
+			}
+			if info.Status.Terminal() || time.Now().After(deadline) {
+				t.Fatalf("task %d (%s): %s, last error %q", id, info.Type, info.Status, info.LastError)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func sampleImport(id string) ImportPayload {
+	deadline := time.Date(2027, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
+	p := ImportPayload{
+		RequestID:  id,
+		TenantID:   "tenant-" + id,
+		FileURL:    "s3://bucket/" + id + ".csv",
+		Columns:    []string{"a", "b"},
+		Labels:     map[string]string{"source": "upload"},
+		UploadedAt: time.Date(2026, 12, 2, 10, 0, 0, 123_456_789, time.UTC),
+		Deadline:   &deadline,
+		Audit:      Audit{Actor: "alice", Reason: "monthly"},
+	}
+	p.Options.Delimiter = ";"
+	p.Options.SkipHeader = true
+	p.Options.Limits.MaxRows = 1000
+	return p
+}
+
+// Every generated enqueue method stores a task that reaches its handler with
+// the payload intact: nested structs, embedded fields, maps, pointers,
+// time.Time and a type from another package.
+func TestGeneratedAPIRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	imports := []ImportPayload{sampleImport("one"), sampleImport("two"), sampleImport("three"), sampleImport("four")}
+	export := ExportPayload{ExportID: "e1", Tenant: "acme", Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)),
+		Minimum: money.Amount{Cents: 1250, Currency: "EUR"}}
+	notify := NotifyPayload{UserID: 42, Message: "hi", Channels: []string{"mail"}, Totals: map[int]uint32{1: 2}}
+
+	var ids []runtime.TaskID
+	id, err := b.client.EnqueueImport(bg, imports[0])
+	dbtest.Must(t, "EnqueueImport", err)
+	ids = append(ids, id)
+	tx, err := b.db.DB.Begin()
+	dbtest.Must(t, "begin", err)
+	id, err = b.client.EnqueueImportTx(bg, tx, imports[1])
+	dbtest.Must(t, "EnqueueImportTx", err)
+	dbtest.Must(t, "commit", tx.Commit())
+	ids = append(ids, id)
+	batch, err := b.client.EnqueueImportBatch(bg, imports[2:])
+	dbtest.Must(t, "EnqueueImportBatch", err)
+	ids = append(ids, batch...)
+	for _, enqueue := range []func() (runtime.TaskID, error){
+		func() (runtime.TaskID, error) { return b.client.EnqueueExport(bg, export) },
+		func() (runtime.TaskID, error) { return b.client.EnqueueNotify(bg, notify, runtime.WithPriority(5)) },
+	} {
+		id, err := enqueue()
+		dbtest.Must(t, "enqueue", err)
+		ids = append(ids, id)
+	}
+	// The annotation's defaults and the owner field reach the row; an
+	// option overrides a default.
+	info, _ := b.rt.Get(bg, ids[0])
+	if info.Type != TaskImport || info.Priority != 10 || info.MaxAttempts != 5 || info.OwnerID != "tenant-one" {
+		t.Errorf("import row: type %q priority %d max attempts %d owner %q", info.Type, info.Priority, info.MaxAttempts, info.OwnerID)
+	}
+	if info, _ := b.rt.Get(bg, ids[5]); info.Priority != 5 || info.MaxAttempts != 3 {
+		t.Errorf("notify row: priority %d (option 5 overrides -1), max attempts %d", info.Priority, info.MaxAttempts)
+	}
+
+	b.startWorker(t)
+	b.wait(t, ids...)
+	gotImports, gotExports, gotNotifies := b.service.Received()
+	byID := cmpopts.SortSlices(func(a, b ImportPayload) bool { return a.RequestID < b.RequestID })
+	if diff := cmp.Diff(imports, gotImports, byID); diff != "" {
+		t.Errorf("imports (-enqueued +handled):\n%s", diff)
+	}
+	export.Since = export.Since.UTC() // JSON keeps the instant; compare instants
+	if len(gotExports) != 1 || !gotExports[0].Since.Equal(export.Since) {
+		t.Fatalf("exports = %+v", gotExports)
+	}
+	gotExports[0].Since = export.Since
+	if diff := cmp.Diff([]ExportPayload{export}, gotExports); diff != "" {
+		t.Errorf("exports (-enqueued +handled):\n%s", diff)
+	}
+	if diff := cmp.Diff([]NotifyPayload{notify}, gotNotifies); diff != "" {
+		t.Errorf("notifies (-enqueued +handled):\n%s", diff)
+	}
+	if n := b.db.Int(t, "SELECT COUNT(*) FROM imports"); n != len(imports) {
+		t.Errorf("%d import rows, want %d", n, len(imports))
+	}
+	if info, _ := b.rt.Get(bg, ids[4]); info.Result != "export-e1" {
+		t.Errorf("export result %q", info.Result)
+	}
+}
+
+// A unique task's key deduplicates at enqueue; an idempotent task's key
+// makes a second task with the same key skip its work and succeed.
+func TestKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first, err := b.client.EnqueueExport(bg, ExportPayload{ExportID: "same", Tenant: "a"})
+	dbtest.Must(t, "export", err)
+	again, err := b.client.EnqueueExport(bg, ExportPayload{ExportID: "same", Tenant: "a"})
+	dbtest.Must(t, "export again", err)
+	if first != again {
+		t.Errorf("unique export enqueued twice: ids %d and %d", first, again)
+	}
+	imports, err := b.client.EnqueueImportBatch(bg, []ImportPayload{sampleImport("dup"), sampleImport("dup")})
+	dbtest.Must(t, "imports", err)
+	if imports[0] == imports[1] {
+		t.Fatal("idempotent (not unique) imports share a task")
+	}
+	b.startWorker(t)
+	b.wait(t, append(imports, first)...)
+	if n := b.db.Int(t, "SELECT COUNT(*) FROM imports WHERE request_id = 'dup'"); n != 1 {
+		t.Errorf("duplicate key: %d import rows, want 1", n)
+	}
+	got, _, _ := b.service.Received()
+	if len(got) != 1 {
+		t.Errorf("HandleImport ran %d times for one key", len(got))
+	}
+	for _, id := range imports {
+		if info, _ := b.rt.Get(bg, id); info.Status != runtime.StatusSuccess {
+			t.Errorf("task %d: %s", id, info.Status)
+		}
+	}
+}
+
+// A lease lost while the handler's transaction is open rolls its write back;
+// the recovered task commits once.
+func TestLostLeaseRollsBackTheWrite(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.service.BeforeCommit = func(task *runtime.Task) {
+		if task.Attempt == 1 {
+			b.db.Exec(t, "UPDATE leasegen_tasks SET lease_until = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", task.ID)
+		}
+	}
+	id, err := b.client.EnqueueImport(bg, sampleImport("late"))
+	dbtest.Must(t, "enqueue", err)
+	b.startWorker(t)
+	b.wait(t, id)
+	rows, err := b.db.DB.Query("SELECT attempt FROM imports WHERE request_id = 'late'")
+	dbtest.Must(t, "query", err)
+	var attempts []int
+	for rows.Next() {
+		var a int
+		dbtest.Must(t, "scan", rows.Scan(&a))
+		attempts = append(attempts, a)
+	}
+	rows.Close()
+	if !slices.Equal(attempts, []int{2}) {
+		t.Errorf("committed import rows from attempts %v, want only attempt 2", attempts)
+	}
+}
+
+// A payload that no longer decodes fails permanently, naming the type.
+func TestUndecodablePayloadFailsPermanently(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id, err := b.rt.Enqueue(bg, TaskNotify, []byte(`{"user_id":"not a number"}`))
+	dbtest.Must(t, "enqueue", err)
+	b.startWorker(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, _ := b.rt.Get(bg, id)
+		if info.Status == runtime.StatusFailed {
+			if info.Attempt != 1 || !strings.Contains(info.LastError, "decode notify payload") || !strings.Contains(info.LastError, "user_id") {
+				t.Errorf("attempt %d, error %q", info.Attempt, info.LastError)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %s", info.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,72 @@
+package billing
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// Schema is the service's own table: one row per committed import.
+const Schema = `CREATE TABLE IF NOT EXISTS imports (
+  request_id VARCHAR(64) NOT NULL,
+  task_id    BIGINT      NOT NULL,
+  attempt    INT         NOT NULL,
+  file_url   VARCHAR(255) NOT NULL
+)`
+
+// Service implements Handlers. It keeps what each handler received, so
+// tests can compare it with what was enqueued.
+type Service struct {
+	// BeforeCommit, when set, runs inside HandleImport after its write: tests
+	// use it to make the lease run out mid-transaction.
+	BeforeCommit func(t *runtime.Task)
+
+	mu       sync.Mutex
+	imports  []ImportPayload
+	exports  []ExportPayload
+	notifies []NotifyPayload
+}
+
+var _ Handlers = (*Service)(nil)
+
+// HandleImport records the import in the caller's transaction.
+func (s *Service) HandleImport(ctx context.Context, tx *sql.Tx, t *runtime.Task, p ImportPayload) error {
+	if _, err := tx.ExecContext(ctx, "INSERT INTO imports (request_id, task_id, attempt, file_url) VALUES (?, ?, ?, ?)",
+		p.RequestID, t.ID, t.Attempt, p.FileURL); err != nil {
+		return fmt.Errorf("record import %s: %w", p.RequestID, err)
+	}
+	if s.BeforeCommit != nil {
+		s.BeforeCommit(t)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.imports = append(s.imports, p)
+	return nil
+}
+
+// HandleExport pretends to export.
+func (s *Service) HandleExport(_ context.Context, t *runtime.Task, p ExportPayload) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exports = append(s.exports, p)
+	t.SetResult("export-" + p.ExportID)
+	return nil
+}
+
+// HandleNotify pretends to notify.
+func (s *Service) HandleNotify(_ context.Context, _ *runtime.Task, p NotifyPayload) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notifies = append(s.notifies, p)
+	return nil
+}
+
+// Received returns copies of the payloads the handlers ran with.
+func (s *Service) Received() ([]ImportPayload, []ExportPayload, []NotifyPayload) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ImportPayload(nil), s.imports...), append([]ExportPayload(nil), s.exports...), append([]NotifyPayload(nil), s.notifies...)
+}

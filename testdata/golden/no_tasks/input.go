@@ -1,0 +1,4 @@
+package no_tasks
+
+// Plain is not annotated.
+type Plain struct{}

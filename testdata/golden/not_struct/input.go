@@ -1,0 +1,6 @@
+package not_struct
+
+// Count is not a struct.
+//
+//leasegen:task
+type Count int

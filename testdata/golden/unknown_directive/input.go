@@ -1,0 +1,6 @@
+package unknown_directive
+
+// TypoPayload misspells the directive.
+//
+//leasegen:tsk
+type TypoPayload struct{}
