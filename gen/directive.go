@@ -106,7 +106,9 @@ func parseDirective(text string) (options, []optionError) {
 			}
 		case "backoff":
 			if needValue() {
-				o.Backoff = parseDuration(value, time.Millisecond, func(msg string) { fail("write the first retry's delay as a Go duration, such as 500ms or 10s", "backoff %s", msg) })
+				o.Backoff = parseDuration(value, time.Millisecond, func(msg string) {
+					fail("write the first retry's delay as a Go duration, such as 500ms or 10s", "backoff %s", msg)
+				})
 			}
 		default:
 			fail(didYouMean(key, optionNames), "unknown option %q", key)

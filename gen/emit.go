@@ -87,7 +87,7 @@ func durationCode(d time.Duration) jen.Code {
 			if d == u.size {
 				return jen.Qual(timePath, u.name)
 			}
-			return jen.Lit(int(d / u.size)).Op("*").Qual(timePath, u.name)
+			return jen.Lit(int(d/u.size)).Op("*").Qual(timePath, u.name)
 		}
 	}
 	return jen.Qual(timePath, "Duration").Call(jen.Lit(int(d)))

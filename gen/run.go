@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/token"
 	"io"
 	"os"
-	"go/token"
 	"path/filepath"
 	"strings"
 
