@@ -1,0 +1,66 @@
+// Package gen is the leasegen code generator: it turns payload structs
+// annotated with //leasegen:task into a typed task API on top of package
+// runtime. The leasegen command (cmd/leasegen) is a thin wrapper around Main.
+//
+// # Annotating a payload
+//
+//	// ImportPayload imports one uploaded CSV file.
+//	//
+//	//leasegen:task name=import max_attempts=5 priority=10 timeout=5m idempotent
+//	type ImportPayload struct {
+//		RequestID string `json:"request_id" leasegen:"key"`   // idempotency key
+//		TenantID  string `json:"tenant_id"  leasegen:"owner"` // owner id, for listings
+//		FileURL   string `json:"file_url"`
+//	}
+//
+// Options, all optional:
+//
+//	name=NAME        task type stored in the database (default: the type name
+//	                 without a Payload suffix, in snake_case: SendEmailPayload -> send_email)
+//	priority=N       default priority; higher runs first (default 0)
+//	max_attempts=N   default attempts before the task fails (default: the client's, 5)
+//	timeout=DUR      maximum execution time (runtime.WithTimeout)
+//	lease=DUR        lease of this type's executions (runtime.WithLease)
+//	backoff=DUR      first retry delay, doubling up to 10m (runtime.Exponential)
+//	concurrency=N    running tasks of this type across all workers (runtime.WithConcurrency)
+//	idempotent       the handler gets a *sql.Tx; its writes commit with the task's
+//	                 fenced completion, and a second task with the same key skips its work
+//	unique           enqueueing an existing key returns the existing task
+//
+// Field tags: leasegen:"key" marks the string field that is the idempotency
+// key (needed by unique, used by idempotent); leasegen:"owner" marks the
+// string field stored as the task's owner id.
+//
+// Payloads are encoded as JSON. Fields must round-trip: nested structs,
+// pointers, slices, arrays, maps with string or integer keys, embedded
+// structs, types from other packages and types with MarshalJSON/UnmarshalJSON
+// (or MarshalText/UnmarshalText, such as time.Time) are accepted; channels,
+// functions, complex numbers, interfaces and structs whose fields are all
+// unexported are rejected with their position.
+//
+// # What it writes
+//
+// One file per package, leasegen_gen.go: a TaskX constant per task; a
+// Client with EnqueueX, EnqueueXTx (inside the caller's transaction) and
+// EnqueueXBatch (atomic, one statement per 1,000 rows); an Enqueuer
+// interface with those methods for fakes in unit tests; an XHandler
+// interface per task and a Handlers interface embedding them all; and
+// Register(w, h), so that a missing handler is a compile error. The file is
+// gofmt-clean, deterministic and rewritten only when it changes. Its
+// //go:build !leasegen_generating line lets the generator load a package
+// whose old generated file no longer compiles.
+//
+// # Running it
+//
+//	//go:generate go tool leasegen
+//
+// with, in the service's go.mod, a tool directive (go get -tool
+// github.com/leasegen/leasegen/cmd/leasegen), or with leasegen installed by
+// go install github.com/leasegen/leasegen/cmd/leasegen@latest and
+// //go:generate leasegen. Flags: -check (write nothing; exit 1 with a diff
+// when stale, for CI), -schema FILE (also render the schema SQL for your own
+// migration tool from templates/schema.sql.tmpl), -output NAME.
+//
+// Exit codes: 0 on success (silent), 1 for bad input (every problem printed
+// as file:line:col: message; hint) or stale output, 2 for bad usage.
+package gen
