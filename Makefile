@@ -6,7 +6,7 @@ STATICCHECK := $(GO) tool -modfile=tools.mod staticcheck
 # Sets LEASEGEN_MYSQL_DSN, starting MariaDB when it is installed but down.
 MYSQL_ENV := eval "$$(scripts/mysql-env.sh)"
 
-.PHONY: help generate check lint test test-short bench
+.PHONY: help generate check lint test test-short bench bench-gen
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ test: ## all tests, MySQL ones on a local MariaDB (set up on demand)
 
 test-short: ## tests without the long concurrency and kill -9 runs
 	@$(MYSQL_ENV); $(GO) test -count=1 -short ./... $(TESTDATA)
+
+bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
+	scripts/gen-bench.sh
 
 bench: ## Go benchmarks of the hot paths (claim, renew, complete)
 	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/
