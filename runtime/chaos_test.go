@@ -67,17 +67,23 @@ func chaosWorkerMain() int {
 	err = w.Handle("chaos", func(ctx context.Context, task *Task) error {
 		line := ledgerLine{Task: task.ID, Type: task.Type, Attempt: task.Attempt, Owner: owner}
 		write(line)
-		defer func() { line.End = true; write(line) }()
+		end := func() { line.End = true; write(line) }
 		var p struct{ SleepMS int }
 		if err := json.Unmarshal(task.Payload, &p); err != nil {
+			end()
 			return Permanent(err)
 		}
 		select {
 		case <-time.After(time.Duration(p.SleepMS) * time.Millisecond):
 		case <-ctx.Done():
+			end()
 			return ctx.Err()
 		}
-		return commitEffect(ctx, db, task, owner)
+		err := commitEffect(ctx, db, task, owner, end)
+		if !line.End { // failed before the commit
+			end()
+		}
+		return err
 	})
 	if err != nil {
 		return fail(err)

@@ -46,7 +46,7 @@ func TestWorkerClockSkewDoesNotMatter(t *testing.T) {
 				case <-ctx.Done():
 					return ctx.Err()
 				}
-				return commitEffect(ctx, b.db.DB, task, owner)
+				return commitEffect(ctx, b.db.DB, task, owner, nil)
 			},
 		})
 	}

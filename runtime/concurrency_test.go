@@ -18,7 +18,9 @@ import (
 const effectsTable = `CREATE TABLE effects (task_id BIGINT NOT NULL, attempt INT NOT NULL, owner VARCHAR(128) NOT NULL)`
 
 // commitEffect writes the task's effect and completes it in one transaction.
-func commitEffect(ctx context.Context, db *sql.DB, task *Task, owner string) error {
+// beforeCommit (if not nil) runs just before the commit: the commit ends the
+// execution's hold on the task, so a ledger must record the end before it.
+func commitEffect(ctx context.Context, db *sql.DB, task *Task, owner string, beforeCommit func()) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -29,6 +31,9 @@ func commitEffect(ctx context.Context, db *sql.DB, task *Task, owner string) err
 	}
 	if err := task.CompleteTx(ctx, tx); err != nil {
 		return err
+	}
+	if beforeCommit != nil {
+		beforeCommit()
 	}
 	return tx.Commit()
 }
@@ -78,12 +83,12 @@ func TestManyWorkersOneProcess(t *testing.T) {
 		owner := cfg.WorkerID
 		handle := func(ctx context.Context, task *Task) error {
 			i := book.start(task, owner)
-			defer book.end(i)
 			time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
 			if rand.IntN(100) < 3 {
+				book.end(i)
 				return errors.New("injected failure")
 			}
-			return commitEffect(ctx, b.db.DB, task, owner)
+			return commitEffect(ctx, b.db.DB, task, owner, func() { book.end(i) })
 		}
 		for _, typ := range []string{"a", "b", "c"} {
 			var opts []HandlerOption
