@@ -23,6 +23,7 @@ import (
 const (
 	envChaosWorker = "LEASEGEN_CHAOS_WORKER" // the worker id
 	envChaosDSN    = "LEASEGEN_CHAOS_DSN"
+	envChaosKind   = "LEASEGEN_CHAOS_KIND"   // mysql or sqlite
 	envChaosLedger = "LEASEGEN_CHAOS_LEDGER" // file the handlers append to
 )
 
@@ -44,7 +45,8 @@ type ledgerLine struct {
 func chaosWorkerMain() int {
 	owner := os.Getenv(envChaosWorker)
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "chaos worker:", err); return 1 }
-	db, err := sql.Open("mysql", os.Getenv(envChaosDSN))
+	kind := os.Getenv(envChaosKind)
+	db, err := sql.Open(driverName(kind), os.Getenv(envChaosDSN))
 	if err != nil {
 		return fail(err)
 	}
@@ -60,7 +62,7 @@ func chaosWorkerMain() int {
 	cfg := testConfig()
 	cfg.WorkerID = owner
 	cfg.MaxConcurrency = 8
-	w, err := NewWorker(MySQL(db), cfg)
+	w, err := NewWorker(engineFor(kind, db), cfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -114,88 +116,88 @@ func TestKill9WorkerProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kill -9 run skipped in -short mode")
 	}
-	t.Parallel()
-	const (
-		tasks     = 2000
-		processes = 3
-		maxKills  = 8
-	)
-	b := setup(t)
-	b.db.Exec(t, effectsTable)
-	reqs := make([]Request, tasks)
-	for i := range reqs {
-		reqs[i] = Request{Type: "chaos", Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 20+rand.IntN(60)),
-			Options: []EnqueueOption{WithMaxAttempts(50)}}
-	}
-	_, err := b.client.EnqueueMany(bg, reqs)
-	dbtest.Must(t, "enqueue", err)
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		const (
+			tasks     = 2000
+			processes = 3
+			maxKills  = 8
+		)
+		b.db.Exec(t, effectsTable)
+		reqs := make([]Request, tasks)
+		for i := range reqs {
+			reqs[i] = Request{Type: "chaos", Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 20+rand.IntN(60)),
+				Options: []EnqueueOption{WithMaxAttempts(50)}}
+		}
+		_, err := b.client.EnqueueMany(bg, reqs)
+		dbtest.Must(t, "enqueue", err)
 
-	dir := t.TempDir()
-	killedAt := map[string]time.Time{}
-	generation := 0
-	spawn := func(slot int) *chaosProc {
-		generation++
-		id := fmt.Sprintf("p%d-g%d", slot, generation)
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envChaosWorker+"="+id, envChaosDSN+"="+b.db.DSN,
-			envChaosLedger+"="+filepath.Join(dir, id+".jsonl"))
-		cmd.Stderr = os.Stderr
-		dbtest.Must(t, "start worker process", cmd.Start())
-		return &chaosProc{id: id, cmd: cmd}
-	}
-	procs := make([]*chaosProc, processes)
-	for i := range procs {
-		procs[i] = spawn(i)
-	}
-	t.Cleanup(func() {
+		dir := t.TempDir()
+		killedAt := map[string]time.Time{}
+		generation := 0
+		spawn := func(slot int) *chaosProc {
+			generation++
+			id := fmt.Sprintf("p%d-g%d", slot, generation)
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), envChaosWorker+"="+id, envChaosDSN+"="+b.db.DSN, envChaosKind+"="+b.kind,
+				envChaosLedger+"="+filepath.Join(dir, id+".jsonl"))
+			cmd.Stderr = os.Stderr
+			dbtest.Must(t, "start worker process", cmd.Start())
+			return &chaosProc{id: id, cmd: cmd}
+		}
+		procs := make([]*chaosProc, processes)
+		for i := range procs {
+			procs[i] = spawn(i)
+		}
+		t.Cleanup(func() {
+			for _, p := range procs {
+				_ = p.cmd.Process.Kill()
+				_ = p.cmd.Wait()
+			}
+		})
+
+		start := time.Now()
+		deadline := start.Add(3 * time.Minute)
+		inFlightAtKill := 0
+		for kills := 0; ; {
+			time.Sleep(time.Duration(300+rand.IntN(400)) * time.Millisecond)
+			left := b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'")
+			if left == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d tasks unfinished after %s", left, time.Since(start))
+			}
+			if kills == maxKills || left < tasks/10 {
+				continue
+			}
+			slot := rand.IntN(processes)
+			victim := procs[slot]
+			inFlightAtKill += b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'RUNNING' AND lease_owner = ?", victim.id)
+			dbtest.Must(t, "kill -9", victim.cmd.Process.Signal(syscall.SIGKILL))
+			_ = victim.cmd.Wait()
+			killedAt[victim.id] = time.Now()
+			kills++
+			procs[slot] = spawn(slot)
+		}
+		elapsed := time.Since(start)
 		for _, p := range procs {
-			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
 			_ = p.cmd.Wait()
 		}
+
+		rows := readChaosLedgers(t, dir, killedAt)
+		reran := checkLedger(t, rows)
+		dups := checkEffects(t, b.db, tasks)
+		lost := b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'")
+		if len(killedAt) < 3 {
+			t.Errorf("only %d kills happened; the run proves little", len(killedAt))
+		}
+		if inFlightAtKill == 0 {
+			t.Error("no kill hit a running task")
+		}
+		t.Logf("%d tasks, %d processes, %d kills (%d tasks running in the killed workers), %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects",
+			tasks, processes, len(killedAt), inFlightAtKill, elapsed.Round(time.Millisecond), len(rows), reran, lost, dups)
 	})
-
-	start := time.Now()
-	deadline := start.Add(3 * time.Minute)
-	inFlightAtKill := 0
-	for kills := 0; ; {
-		time.Sleep(time.Duration(300+rand.IntN(400)) * time.Millisecond)
-		left := b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'")
-		if left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d tasks unfinished after %s", left, time.Since(start))
-		}
-		if kills == maxKills || left < tasks/10 {
-			continue
-		}
-		slot := rand.IntN(processes)
-		victim := procs[slot]
-		inFlightAtKill += b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'RUNNING' AND lease_owner = ?", victim.id)
-		dbtest.Must(t, "kill -9", victim.cmd.Process.Signal(syscall.SIGKILL))
-		_ = victim.cmd.Wait()
-		killedAt[victim.id] = time.Now()
-		kills++
-		procs[slot] = spawn(slot)
-	}
-	elapsed := time.Since(start)
-	for _, p := range procs {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		_ = p.cmd.Wait()
-	}
-
-	rows := readChaosLedgers(t, dir, killedAt)
-	reran := checkLedger(t, rows)
-	dups := checkEffects(t, b.db, tasks)
-	lost := b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'")
-	if len(killedAt) < 3 {
-		t.Errorf("only %d kills happened; the run proves little", len(killedAt))
-	}
-	if inFlightAtKill == 0 {
-		t.Error("no kill hit a running task")
-	}
-	t.Logf("%d tasks, %d processes, %d kills (%d tasks running in the killed workers), %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects",
-		tasks, processes, len(killedAt), inFlightAtKill, elapsed.Round(time.Millisecond), len(rows), reran, lost, dups)
 }
 
 // readChaosLedgers merges the ledger files; an execution without an end

@@ -39,7 +39,7 @@ func commitEffect(ctx context.Context, db *sql.DB, task *Task, owner string, bef
 }
 
 // checkEffects fails t unless every task in want has exactly one effect.
-func checkEffects(t *testing.T, db *dbtest.Database, want int) (duplicates int) {
+func checkEffects(t *testing.T, db *testDB, want int) (duplicates int) {
 	t.Helper()
 	duplicates = db.Int(t, "SELECT COUNT(*) FROM (SELECT task_id FROM effects GROUP BY task_id HAVING COUNT(*) > 1) d")
 	distinct := db.Int(t, "SELECT COUNT(DISTINCT task_id) FROM effects")

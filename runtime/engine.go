@@ -27,6 +27,16 @@ func MySQL(db *sql.DB) *Engine {
 	return &Engine{db: db, store: newMySQLStore(db)}
 }
 
+// SQLite returns the engine for a SQLite database opened with the pure-Go
+// driver modernc.org/sqlite, for example
+//
+//	db, err := sql.Open("sqlite", runtime.SQLiteDSN("tasks.db"))
+//
+// Several processes on one machine may share the file.
+func SQLite(db *sql.DB) *Engine {
+	return &Engine{db: db, store: newSQLiteStore(db)}
+}
+
 // DB returns the engine's database handle.
 func (e *Engine) DB() *sql.DB { return e.db }
 

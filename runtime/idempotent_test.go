@@ -13,86 +13,84 @@ import (
 
 // Two tasks with one idempotency key: the work runs once, both succeed.
 func TestRunIdempotentSkipsRecordedKey(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.db.Exec(t, effectsTable)
-	var ran atomic.Int32
-	b.startWorker(t, testConfig(), map[string]HandlerFunc{
-		"charge": func(ctx context.Context, task *Task) error {
-			return RunIdempotent(ctx, task, string(task.Payload), func(ctx context.Context, tx *sql.Tx) error {
-				ran.Add(1)
-				_, err := tx.ExecContext(ctx, "INSERT INTO effects VALUES (?, ?, 'w')", task.ID, task.Attempt)
-				return err
-			})
-		},
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		b.db.Exec(t, effectsTable)
+		var ran atomic.Int32
+		b.startWorker(t, testConfig(), map[string]HandlerFunc{
+			"charge": func(ctx context.Context, task *Task) error {
+				return RunIdempotent(ctx, task, string(task.Payload), func(ctx context.Context, tx *sql.Tx) error {
+					ran.Add(1)
+					_, err := tx.ExecContext(ctx, "INSERT INTO effects VALUES (?, ?, 'w')", task.ID, task.Attempt)
+					return err
+				})
+			},
+		})
+		first, err := b.client.Enqueue(bg, "charge", []byte("order-1"))
+		dbtest.Must(t, "enqueue", err)
+		b.waitStatus(t, first, StatusSuccess, 5*time.Second)
+		second, err := b.client.Enqueue(bg, "charge", []byte("order-1"))
+		dbtest.Must(t, "enqueue", err)
+		b.waitStatus(t, second, StatusSuccess, 5*time.Second)
+		if ran.Load() != 1 || b.db.Int(t, "SELECT COUNT(*) FROM effects") != 1 {
+			t.Errorf("work ran %d times, %d effects; want once", ran.Load(), b.db.Int(t, "SELECT COUNT(*) FROM effects"))
+		}
 	})
-	first, err := b.client.Enqueue(bg, "charge", []byte("order-1"))
-	dbtest.Must(t, "enqueue", err)
-	b.waitStatus(t, first, StatusSuccess, 5*time.Second)
-	second, err := b.client.Enqueue(bg, "charge", []byte("order-1"))
-	dbtest.Must(t, "enqueue", err)
-	b.waitStatus(t, second, StatusSuccess, 5*time.Second)
-	if ran.Load() != 1 || b.db.Int(t, "SELECT COUNT(*) FROM effects") != 1 {
-		t.Errorf("work ran %d times, %d effects; want once", ran.Load(), b.db.Int(t, "SELECT COUNT(*) FROM effects"))
-	}
 }
 
 // When the fence fails at completion, the handler's writes roll back; the
 // recovered task runs again and commits once.
 func TestRunIdempotentLostLeaseRollsBack(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.db.Exec(t, effectsTable)
-	var calls atomic.Int32
-	var firstErr atomic.Value
-	b.startWorker(t, testConfig(), map[string]HandlerFunc{
-		"charge": func(ctx context.Context, task *Task) error {
-			err := RunIdempotent(ctx, task, "k", func(ctx context.Context, tx *sql.Tx) error {
-				if _, err := tx.ExecContext(ctx, "INSERT INTO effects VALUES (?, ?, 'w')", task.ID, task.Attempt); err != nil {
-					return err
-				}
-				if calls.Add(1) == 1 { // the lease runs out while the handler works
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		b.db.Exec(t, effectsTable)
+		var calls atomic.Int32
+		var firstErr atomic.Value
+		b.startWorker(t, testConfig(), map[string]HandlerFunc{
+			"charge": func(ctx context.Context, task *Task) error {
+				if calls.Add(1) == 1 { // the lease runs out before the handler commits
 					b.expire(t, task.ID)
 				}
-				return nil
-			})
-			if task.Attempt == 1 {
-				firstErr.Store(err)
-			}
-			return err
-		},
+				err := RunIdempotent(ctx, task, "k", func(ctx context.Context, tx *sql.Tx) error {
+					_, err := tx.ExecContext(ctx, "INSERT INTO effects VALUES (?, ?, 'w')", task.ID, task.Attempt)
+					return err
+				})
+				if task.Attempt == 1 {
+					firstErr.Store(err)
+				}
+				return err
+			},
+		})
+		id := b.enqueue(t, "charge")
+		info := b.waitStatus(t, id, StatusSuccess, 10*time.Second)
+		if err, _ := firstErr.Load().(error); !errors.Is(err, ErrLeaseLost) {
+			t.Errorf("first attempt returned %v, want ErrLeaseLost", err)
+		}
+		if info.Attempt != 2 || b.db.Int(t, "SELECT COUNT(*) FROM effects") != 1 || b.db.Int(t, "SELECT attempt FROM effects") != 2 {
+			t.Errorf("attempt %d, effects %d: want one effect, from attempt 2", info.Attempt, b.db.Int(t, "SELECT COUNT(*) FROM effects"))
+		}
 	})
-	id := b.enqueue(t, "charge")
-	info := b.waitStatus(t, id, StatusSuccess, 10*time.Second)
-	if err, _ := firstErr.Load().(error); !errors.Is(err, ErrLeaseLost) {
-		t.Errorf("first attempt returned %v, want ErrLeaseLost", err)
-	}
-	if info.Attempt != 2 || b.db.Int(t, "SELECT COUNT(*) FROM effects") != 1 || b.db.Int(t, "SELECT attempt FROM effects") != 2 {
-		t.Errorf("attempt %d, effects %d: want one effect, from attempt 2", info.Attempt, b.db.Int(t, "SELECT COUNT(*) FROM effects"))
-	}
 }
 
 func TestWithLeaseSetsTheTypesLease(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	started := make(chan TaskID, 1)
-	release := make(chan struct{})
-	b.startWorker(t, testConfig(), map[string]HandlerFunc{
-		"slow": func(ctx context.Context, task *Task) error { started <- task.ID; <-release; return nil },
-	}, WithLease(5*time.Second))
-	id := b.enqueue(t, "slow")
-	<-started
-	left := b.db.Int(t, "SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), lease_until) DIV 1000 FROM leasegen_tasks WHERE id = ?", id)
-	close(release)
-	if left < 4000 || left > 5000 {
-		t.Errorf("lease ends in %dms, want about 5000", left)
-	}
-	w, err := NewWorker(b.engine, testConfig())
-	dbtest.Must(t, "worker", err)
-	dbtest.Must(t, "handle", w.Handle("short", func(context.Context, *Task) error { return nil }, WithLease(300*time.Millisecond)))
-	if err := w.Start(bg); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("lease below twice the heartbeat: Start = %v, want ErrInvalidConfig", err)
-	}
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		started := make(chan TaskID, 1)
+		release := make(chan struct{})
+		b.startWorker(t, testConfig(), map[string]HandlerFunc{
+			"slow": func(ctx context.Context, task *Task) error { started <- task.ID; <-release; return nil },
+		}, WithLease(5*time.Second))
+		id := b.enqueue(t, "slow")
+		<-started
+		left := b.msUntil(t, "lease_until", id)
+		close(release)
+		if left < 4000 || left > 5000 {
+			t.Errorf("lease ends in %dms, want about 5000", left)
+		}
+		w, err := NewWorker(b.engine, testConfig())
+		dbtest.Must(t, "worker", err)
+		dbtest.Must(t, "handle", w.Handle("short", func(context.Context, *Task) error { return nil }, WithLease(300*time.Millisecond)))
+		if err := w.Start(bg); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("lease below twice the heartbeat: Start = %v, want ErrInvalidConfig", err)
+		}
+	})
 }
 
 func TestExponentialBackoff(t *testing.T) {

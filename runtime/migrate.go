@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"path"
@@ -60,4 +62,44 @@ func splitStatements(body string) []string {
 		stmts = append(stmts, s)
 	}
 	return stmts
+}
+
+// applyMigrations runs, on conn, every step not yet recorded in
+// leasegen_schema_migrations, recording each after its statements. The
+// caller serializes concurrent migrators (a named lock, a write transaction).
+func applyMigrations(ctx context.Context, conn *sql.Conn, steps []migration, createTable, recordVersion string) error {
+	if _, err := conn.ExecContext(ctx, createTable); err != nil {
+		return fmt.Errorf("leasegen: migrate: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := conn.QueryContext(ctx, "SELECT version FROM leasegen_schema_migrations")
+	if err != nil {
+		return fmt.Errorf("leasegen: migrate: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, m := range steps {
+		if applied[m.Version] {
+			continue
+		}
+		for _, stmt := range m.Statements {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("leasegen: migration %s: %w", m.Name, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, recordVersion, m.Version, m.Name); err != nil {
+			return fmt.Errorf("leasegen: record migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
 }

@@ -41,37 +41,6 @@ func (s *mysqlStore) migrate(ctx context.Context) error {
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", migrateLockName) //nolint:errcheck // the lock also ends with the connection
 
-	if _, err := conn.ExecContext(ctx, createMigrationsTable); err != nil {
-		return fmt.Errorf("leasegen: migrate: %w", err)
-	}
-	applied := map[int]bool{}
-	rows, err := conn.QueryContext(ctx, "SELECT version FROM leasegen_schema_migrations")
-	if err != nil {
-		return fmt.Errorf("leasegen: migrate: %w", err)
-	}
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return err
-		}
-		applied[v] = true
-	}
-	rows.Close()
-	for _, m := range steps {
-		if applied[m.Version] {
-			continue
-		}
-		for _, stmt := range m.Statements {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("leasegen: migration %s: %w", m.Name, err)
-			}
-		}
-		if _, err := conn.ExecContext(ctx,
-			"INSERT INTO leasegen_schema_migrations (version, name, applied_at) VALUES (?, ?, UTC_TIMESTAMP(3))",
-			m.Version, m.Name); err != nil {
-			return fmt.Errorf("leasegen: record migration %s: %w", m.Name, err)
-		}
-	}
-	return nil
+	return applyMigrations(ctx, conn, steps, createMigrationsTable,
+		"INSERT INTO leasegen_schema_migrations (version, name, applied_at) VALUES (?, ?, UTC_TIMESTAMP(3))")
 }

@@ -158,19 +158,20 @@ const (
 	mysqlErrDeadlock        = 1213
 )
 
-// retryableConflict reports a deadlock or lock-wait timeout, after which the
+// mysqlConflict reports a deadlock or lock-wait timeout, after which the
 // whole operation may simply run again.
-func retryableConflict(err error) bool {
+func mysqlConflict(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && (me.Number == mysqlErrDeadlock || me.Number == mysqlErrLockWaitTimeout)
 }
 
-// withConflictRetry runs op, again after a deadlock or lock-wait timeout, up
-// to three times. Only for operations that own their transaction.
-func withConflictRetry(ctx context.Context, op func() error) error {
+// withRetry runs op, again after an error that conflict accepts (a
+// deadlock, a lock wait that timed out), up to three times. Only for
+// operations that own their transaction.
+func withRetry(ctx context.Context, conflict func(error) bool, op func() error) error {
 	var err error
 	for try := range 3 {
-		if err = op(); err == nil || !retryableConflict(err) {
+		if err = op(); err == nil || !conflict(err) {
 			return err
 		}
 		select {

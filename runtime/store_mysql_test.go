@@ -28,12 +28,6 @@ func (b *testBundle) claim(t *testing.T, owner string, max int, types ...string)
 	return got
 }
 
-// expire moves task id's lease into the past on the database's clock.
-func (b *testBundle) expire(t *testing.T, id TaskID) {
-	t.Helper()
-	b.db.Exec(t, "UPDATE leasegen_tasks SET lease_until = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", id)
-}
-
 func ids(tasks []claimedTask) []TaskID {
 	out := make([]TaskID, len(tasks))
 	for i, c := range tasks {
@@ -43,262 +37,262 @@ func ids(tasks []claimedTask) []TaskID {
 }
 
 func TestClaimOrderAndAvailability(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	low := b.enqueue(t, "a", WithPriority(1))
-	high := b.enqueue(t, "a", WithPriority(10))
-	b.enqueue(t, "a", WithPriority(100), WithDelay(time.Hour))
-	b.enqueue(t, "a", WithPriority(100), WithRunAt(time.Now().Add(time.Hour)))
-	other := b.enqueue(t, "other", WithPriority(50))
-	mid := b.enqueue(t, "a", WithPriority(1))
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		low := b.enqueue(t, "a", WithPriority(1))
+		high := b.enqueue(t, "a", WithPriority(10))
+		b.enqueue(t, "a", WithPriority(100), WithDelay(time.Hour))
+		b.enqueue(t, "a", WithPriority(100), WithRunAt(time.Now().Add(time.Hour)))
+		other := b.enqueue(t, "other", WithPriority(50))
+		mid := b.enqueue(t, "a", WithPriority(1))
 
-	got := b.claim(t, "w1", 10, "a")
-	if diff := cmp.Diff([]TaskID{high, low, mid}, ids(got)); diff != "" {
-		t.Errorf("claimed (-want +got):\n%s", diff)
-	}
-	for _, c := range got {
-		if c.Status != StatusRunning || c.Attempt != 1 || c.LeaseOwner != "w1" {
-			t.Errorf("claimed row %d = %s attempt %d owner %q", c.ID, c.Status, c.Attempt, c.LeaseOwner)
+		got := b.claim(t, "w1", 10, "a")
+		if diff := cmp.Diff([]TaskID{high, low, mid}, ids(got)); diff != "" {
+			t.Errorf("claimed (-want +got):\n%s", diff)
 		}
-		// The lease is on the database's clock: about one second from now.
-		left := b.db.Int(t, "SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), lease_until) FROM leasegen_tasks WHERE id = ?", c.ID)
-		if left < 500_000 || left > 1_000_000 {
-			t.Errorf("lease of %d ends in %dus, want about 1s", c.ID, left)
+		for _, c := range got {
+			if c.Status != StatusRunning || c.Attempt != 1 || c.LeaseOwner != "w1" {
+				t.Errorf("claimed row %d = %s attempt %d owner %q", c.ID, c.Status, c.Attempt, c.LeaseOwner)
+			}
+			// The lease is on the database's clock: about one second from now.
+			left := 1000 * b.msUntil(t, "lease_until", c.ID)
+			if left < 500_000 || left > 1_000_000 {
+				t.Errorf("lease of %d ends in %dus, want about 1s", c.ID, left)
+			}
 		}
-	}
-	if got := b.claim(t, "w1", 10, "other"); len(got) != 1 || got[0].ID != other {
-		t.Errorf("claim of other = %v", ids(got))
-	}
+		if got := b.claim(t, "w1", 10, "other"); len(got) != 1 || got[0].ID != other {
+			t.Errorf("claim of other = %v", ids(got))
+		}
+	})
 }
 
 // Claims in concurrent, committed transactions take disjoint tasks.
 func TestConcurrentClaimsAreDisjoint(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	reqs := make([]Request, 400)
-	for i := range reqs {
-		reqs[i] = Request{Type: "a", Payload: []byte(`{}`)}
-	}
-	_, err := b.client.EnqueueMany(bg, reqs)
-	dbtest.Must(t, "enqueue", err)
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		reqs := make([]Request, 400)
+		for i := range reqs {
+			reqs[i] = Request{Type: "a", Payload: []byte(`{}`)}
+		}
+		_, err := b.client.EnqueueMany(bg, reqs)
+		dbtest.Must(t, "enqueue", err)
 
-	var mu sync.Mutex
-	seen := map[TaskID]string{}
-	var wg sync.WaitGroup
-	for w := range 8 {
-		owner := string(rune('A' + w))
-		wg.Go(func() {
-			for {
-				got, err := b.engine.store.claim(bg, claimRequest{Owner: owner, Lease: time.Minute, Types: []string{"a"}, Max: 7})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if len(got) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, c := range got {
-					if prev, dup := seen[c.ID]; dup {
-						t.Errorf("task %d claimed by %s and %s", c.ID, prev, owner)
+		var mu sync.Mutex
+		seen := map[TaskID]string{}
+		var wg sync.WaitGroup
+		for w := range 8 {
+			owner := string(rune('A' + w))
+			wg.Go(func() {
+				for {
+					got, err := b.engine.store.claim(bg, claimRequest{Owner: owner, Lease: time.Minute, Types: []string{"a"}, Max: 7})
+					if err != nil {
+						t.Error(err)
+						return
 					}
-					seen[c.ID] = owner
+					if len(got) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, c := range got {
+						if prev, dup := seen[c.ID]; dup {
+							t.Errorf("task %d claimed by %s and %s", c.ID, prev, owner)
+						}
+						seen[c.ID] = owner
+					}
+					mu.Unlock()
 				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if len(seen) != len(reqs) {
-		t.Errorf("claimed %d distinct tasks, want %d", len(seen), len(reqs))
-	}
+			})
+		}
+		wg.Wait()
+		if len(seen) != len(reqs) {
+			t.Errorf("claimed %d distinct tasks, want %d", len(seen), len(reqs))
+		}
+	})
 }
 
 // A stale execution (its lease expired and the task was claimed again, even
 // by the same worker) can write nothing.
 func TestFenceRejectsStaleExecution(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	id := b.enqueue(t, "a")
-	first := b.claim(t, "w", 1, "a")[0]
-	b.expire(t, id)
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		id := b.enqueue(t, "a")
+		first := b.claim(t, "w", 1, "a")[0]
+		b.expire(t, id)
 
-	stale := leaseRef{ID: id, Attempt: first.Attempt}
-	ok, err := b.engine.store.complete(bg, b.engine.db, "w", stale, "")
-	dbtest.Must(t, "complete", err)
-	if ok {
-		t.Fatal("completion with an expired lease took effect")
-	}
-	rec, err := b.engine.store.recoverBatch(bg, 10)
-	dbtest.Must(t, "recover", err)
-	if len(rec) != 1 || rec[0].Outcome != outcomeRequeued || rec[0].Overdue < time.Second {
-		t.Fatalf("recovered = %+v", rec)
-	}
-	second := b.claim(t, "w", 1, "a")[0]
-	if second.Attempt != first.Attempt+1 {
-		t.Fatalf("second claim attempt = %d, want %d", second.Attempt, first.Attempt+1)
-	}
-
-	writes := map[string]func() (bool, error){
-		"complete": func() (bool, error) { return b.engine.store.complete(bg, b.engine.db, "w", stale, "") },
-		"fail":     func() (bool, error) { return b.engine.store.fail(bg, "w", stale, failure{Message: "x"}) },
-		"release":  func() (bool, error) { return b.engine.store.release(bg, "w", stale, 0) },
-		"other owner": func() (bool, error) {
-			return b.engine.store.complete(bg, b.engine.db, "intruder", leaseRef{ID: id, Attempt: second.Attempt}, "")
-		},
-	}
-	for name, write := range writes {
-		ok, err := write()
-		dbtest.Must(t, name, err)
+		stale := leaseRef{ID: id, Attempt: first.Attempt}
+		ok, err := b.engine.store.complete(bg, b.engine.db, "w", stale, "")
+		dbtest.Must(t, "complete", err)
 		if ok {
-			t.Errorf("stale %s took effect", name)
+			t.Fatal("completion with an expired lease took effect")
 		}
-	}
-	states, err := b.engine.store.renew(bg, "w", time.Second, []leaseRef{stale})
-	dbtest.Must(t, "renew", err)
-	if states[0].Held {
-		t.Error("renewal reports a stale execution as holding the lease")
-	}
-	ok, err = b.engine.store.complete(bg, b.engine.db, "w", leaseRef{ID: id, Attempt: second.Attempt}, "done")
-	dbtest.Must(t, "complete current", err)
-	info, _ := b.client.Get(bg, id)
-	if !ok || info.Status != StatusSuccess || info.Result != "done" {
-		t.Errorf("current execution's completion: ok=%v status=%s result=%q", ok, info.Status, info.Result)
-	}
+		rec, err := b.engine.store.recoverBatch(bg, 10)
+		dbtest.Must(t, "recover", err)
+		if len(rec) != 1 || rec[0].Outcome != outcomeRequeued || rec[0].Overdue < time.Second {
+			t.Fatalf("recovered = %+v", rec)
+		}
+		second := b.claim(t, "w", 1, "a")[0]
+		if second.Attempt != first.Attempt+1 {
+			t.Fatalf("second claim attempt = %d, want %d", second.Attempt, first.Attempt+1)
+		}
+
+		writes := map[string]func() (bool, error){
+			"complete": func() (bool, error) { return b.engine.store.complete(bg, b.engine.db, "w", stale, "") },
+			"fail":     func() (bool, error) { return b.engine.store.fail(bg, "w", stale, failure{Message: "x"}) },
+			"release":  func() (bool, error) { return b.engine.store.release(bg, "w", stale, 0) },
+			"other owner": func() (bool, error) {
+				return b.engine.store.complete(bg, b.engine.db, "intruder", leaseRef{ID: id, Attempt: second.Attempt}, "")
+			},
+		}
+		for name, write := range writes {
+			ok, err := write()
+			dbtest.Must(t, name, err)
+			if ok {
+				t.Errorf("stale %s took effect", name)
+			}
+		}
+		states, err := b.engine.store.renew(bg, "w", time.Second, []leaseRef{stale})
+		dbtest.Must(t, "renew", err)
+		if states[0].Held {
+			t.Error("renewal reports a stale execution as holding the lease")
+		}
+		ok, err = b.engine.store.complete(bg, b.engine.db, "w", leaseRef{ID: id, Attempt: second.Attempt}, "done")
+		dbtest.Must(t, "complete current", err)
+		info, _ := b.client.Get(bg, id)
+		if !ok || info.Status != StatusSuccess || info.Result != "done" {
+			t.Errorf("current execution's completion: ok=%v status=%s result=%q", ok, info.Status, info.Result)
+		}
+	})
 }
 
 func TestRenewReportsEachLease(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	held := b.enqueue(t, "a")
-	lost := b.enqueue(t, "a")
-	cancelled := b.enqueue(t, "a")
-	claimed := b.claim(t, "w", 3, "a")
-	refs := make([]leaseRef, len(claimed))
-	for i, c := range claimed {
-		refs[i] = leaseRef{ID: c.ID, Attempt: c.Attempt}
-	}
-	b.expire(t, lost)
-	dbtest.Must(t, "cancel", b.client.Cancel(bg, cancelled))
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		held := b.enqueue(t, "a")
+		lost := b.enqueue(t, "a")
+		cancelled := b.enqueue(t, "a")
+		claimed := b.claim(t, "w", 3, "a")
+		refs := make([]leaseRef, len(claimed))
+		for i, c := range claimed {
+			refs[i] = leaseRef{ID: c.ID, Attempt: c.Attempt}
+		}
+		b.expire(t, lost)
+		dbtest.Must(t, "cancel", b.client.Cancel(bg, cancelled))
 
-	states, err := b.engine.store.renew(bg, "w", 5*time.Second, refs)
-	dbtest.Must(t, "renew", err)
-	got := map[TaskID]leaseState{}
-	for _, s := range states {
-		got[s.Ref.ID] = s
-	}
-	if s := got[held]; !s.Held || s.CancelRequested {
-		t.Errorf("held task: %+v", s)
-	}
-	if s := got[lost]; s.Held {
-		t.Errorf("expired task reported held: %+v", s)
-	}
-	if s := got[cancelled]; !s.Held || !s.CancelRequested {
-		t.Errorf("cancel-requested task: %+v", s)
-	}
-	left := b.db.Int(t, "SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), lease_until) DIV 1000 FROM leasegen_tasks WHERE id = ?", held)
-	if left < 4000 {
-		t.Errorf("renewed lease ends in %dms, want about 5000", left)
-	}
+		states, err := b.engine.store.renew(bg, "w", 5*time.Second, refs)
+		dbtest.Must(t, "renew", err)
+		got := map[TaskID]leaseState{}
+		for _, s := range states {
+			got[s.Ref.ID] = s
+		}
+		if s := got[held]; !s.Held || s.CancelRequested {
+			t.Errorf("held task: %+v", s)
+		}
+		if s := got[lost]; s.Held {
+			t.Errorf("expired task reported held: %+v", s)
+		}
+		if s := got[cancelled]; !s.Held || !s.CancelRequested {
+			t.Errorf("cancel-requested task: %+v", s)
+		}
+		left := b.msUntil(t, "lease_until", held)
+		if left < 4000 {
+			t.Errorf("renewed lease ends in %dms, want about 5000", left)
+		}
+	})
 }
 
 func TestRecoveryOutcomes(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	requeue := b.enqueue(t, "a", WithMaxAttempts(2))
-	exhausted := b.enqueue(t, "a", WithMaxAttempts(1))
-	cancel := b.enqueue(t, "a", WithMaxAttempts(5))
-	b.claim(t, "w", 3, "a")
-	dbtest.Must(t, "cancel", b.client.Cancel(bg, cancel))
-	for _, id := range []TaskID{requeue, exhausted, cancel} {
-		b.expire(t, id)
-	}
-	rec, err := b.engine.store.recoverBatch(bg, 2)
-	dbtest.Must(t, "recover", err)
-	more, err := b.engine.store.recoverBatch(bg, 2)
-	dbtest.Must(t, "recover", err)
-	rec = append(rec, more...)
-	outcomes := map[TaskID]string{}
-	for _, r := range rec {
-		outcomes[r.ID] = r.Outcome
-	}
-	want := map[TaskID]string{requeue: outcomeRequeued, exhausted: outcomeFailed, cancel: outcomeCancelled}
-	if diff := cmp.Diff(want, outcomes); diff != "" {
-		t.Errorf("outcomes (-want +got):\n%s", diff)
-	}
-	wantStatus := map[TaskID]Status{requeue: StatusQueued, exhausted: StatusFailed, cancel: StatusCancelled}
-	for id, st := range wantStatus {
-		info, _ := b.client.Get(bg, id)
-		if info.Status != st || info.LeaseUntil != (time.Time{}) {
-			t.Errorf("task %d: %s lease %v, want %s and no lease", id, info.Status, info.LeaseUntil, st)
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		requeue := b.enqueue(t, "a", WithMaxAttempts(2))
+		exhausted := b.enqueue(t, "a", WithMaxAttempts(1))
+		cancel := b.enqueue(t, "a", WithMaxAttempts(5))
+		b.claim(t, "w", 3, "a")
+		dbtest.Must(t, "cancel", b.client.Cancel(bg, cancel))
+		for _, id := range []TaskID{requeue, exhausted, cancel} {
+			b.expire(t, id)
 		}
-		if st.Terminal() == info.FinishedAt.IsZero() {
-			t.Errorf("task %d: status %s with finished_at %v", id, info.Status, info.FinishedAt)
+		rec, err := b.engine.store.recoverBatch(bg, 2)
+		dbtest.Must(t, "recover", err)
+		more, err := b.engine.store.recoverBatch(bg, 2)
+		dbtest.Must(t, "recover", err)
+		rec = append(rec, more...)
+		outcomes := map[TaskID]string{}
+		for _, r := range rec {
+			outcomes[r.ID] = r.Outcome
 		}
-	}
-	if again, _ := b.engine.store.recoverBatch(bg, 10); len(again) != 0 {
-		t.Errorf("second pass recovered %d rows", len(again))
-	}
+		want := map[TaskID]string{requeue: outcomeRequeued, exhausted: outcomeFailed, cancel: outcomeCancelled}
+		if diff := cmp.Diff(want, outcomes); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+		wantStatus := map[TaskID]Status{requeue: StatusQueued, exhausted: StatusFailed, cancel: StatusCancelled}
+		for id, st := range wantStatus {
+			info, _ := b.client.Get(bg, id)
+			if info.Status != st || info.LeaseUntil != (time.Time{}) {
+				t.Errorf("task %d: %s lease %v, want %s and no lease", id, info.Status, info.LeaseUntil, st)
+			}
+			if st.Terminal() == info.FinishedAt.IsZero() {
+				t.Errorf("task %d: status %s with finished_at %v", id, info.Status, info.FinishedAt)
+			}
+		}
+		if again, _ := b.engine.store.recoverBatch(bg, 10); len(again) != 0 {
+			t.Errorf("second pass recovered %d rows", len(again))
+		}
+	})
 }
 
 // A released (or snoozed) claim does not use an attempt; the attempt number
 // still rises, so it stays a fencing token.
 func TestReleaseDoesNotUseAnAttempt(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	id := b.enqueue(t, "a", WithMaxAttempts(1))
-	c := b.claim(t, "w", 1, "a")[0]
-	ok, err := b.engine.store.release(bg, "w", leaseRef{ID: id, Attempt: c.Attempt}, 0)
-	dbtest.Must(t, "release", err)
-	if !ok {
-		t.Fatal("release rejected")
-	}
-	c2 := b.claim(t, "w", 1, "a")[0]
-	if c2.Attempt != 2 || c2.FreeAttempts != 1 {
-		t.Fatalf("after release: attempt %d free %d", c2.Attempt, c2.FreeAttempts)
-	}
-	if !attemptsLeft(1, 1, 1) || attemptsLeft(c2.Attempt, c2.FreeAttempts, c2.MaxAttempts) {
-		t.Error("attemptsLeft miscounts free attempts")
-	}
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		id := b.enqueue(t, "a", WithMaxAttempts(1))
+		c := b.claim(t, "w", 1, "a")[0]
+		ok, err := b.engine.store.release(bg, "w", leaseRef{ID: id, Attempt: c.Attempt}, 0)
+		dbtest.Must(t, "release", err)
+		if !ok {
+			t.Fatal("release rejected")
+		}
+		c2 := b.claim(t, "w", 1, "a")[0]
+		if c2.Attempt != 2 || c2.FreeAttempts != 1 {
+			t.Fatalf("after release: attempt %d free %d", c2.Attempt, c2.FreeAttempts)
+		}
+		if !attemptsLeft(1, 1, 1) || attemptsLeft(c2.Attempt, c2.FreeAttempts, c2.MaxAttempts) {
+			t.Error("attemptsLeft miscounts free attempts")
+		}
+	})
 }
 
 func TestClaimHonoursLimits(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	for range 5 {
-		b.enqueue(t, "limited")
-		b.enqueue(t, "free")
-	}
-	dbtest.Must(t, "limits", b.engine.store.ensureLimits(bg, []string{globalScope, "limited"}))
-	req := claimRequest{Owner: "w", Lease: time.Minute, Types: []string{"free", "limited"}, Max: 100,
-		TypeLimits: map[string]int{"limited": 2}}
-	got, err := b.engine.store.claim(bg, req)
-	dbtest.Must(t, "claim", err)
-	count := map[string]int{}
-	for _, c := range got {
-		count[c.Type]++
-	}
-	if count["limited"] != 2 || count["free"] != 5 {
-		t.Errorf("claimed %v, want 2 limited and 5 free", count)
-	}
-	again, err := b.engine.store.claim(bg, req)
-	dbtest.Must(t, "claim", err)
-	if len(again) != 0 {
-		t.Errorf("claimed %d more while the limit is reached", len(again))
-	}
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		for range 5 {
+			b.enqueue(t, "limited")
+			b.enqueue(t, "free")
+		}
+		dbtest.Must(t, "limits", b.engine.store.ensureLimits(bg, []string{globalScope, "limited"}))
+		req := claimRequest{Owner: "w", Lease: time.Minute, Types: []string{"free", "limited"}, Max: 100,
+			TypeLimits: map[string]int{"limited": 2}}
+		got, err := b.engine.store.claim(bg, req)
+		dbtest.Must(t, "claim", err)
+		count := map[string]int{}
+		for _, c := range got {
+			count[c.Type]++
+		}
+		if count["limited"] != 2 || count["free"] != 5 {
+			t.Errorf("claimed %v, want 2 limited and 5 free", count)
+		}
+		again, err := b.engine.store.claim(bg, req)
+		dbtest.Must(t, "claim", err)
+		if len(again) != 0 {
+			t.Errorf("claimed %d more while the limit is reached", len(again))
+		}
 
-	// The global limit counts every running task of every type.
-	b.enqueue(t, "free")
-	req.GlobalLimit = 8
-	got, err = b.engine.store.claim(bg, req)
-	dbtest.Must(t, "claim", err)
-	if len(got) != 1 {
-		t.Errorf("global limit 8 with 7 running: claimed %d, want 1", len(got))
-	}
-	b.enqueue(t, "free")
-	if got, _ := b.engine.store.claim(bg, req); len(got) != 0 {
-		t.Errorf("global limit reached: claimed %d", len(got))
-	}
+		// The global limit counts every running task of every type.
+		b.enqueue(t, "free")
+		req.GlobalLimit = 8
+		got, err = b.engine.store.claim(bg, req)
+		dbtest.Must(t, "claim", err)
+		if len(got) != 1 {
+			t.Errorf("global limit 8 with 7 running: claimed %d, want 1", len(got))
+		}
+		b.enqueue(t, "free")
+		if got, _ := b.engine.store.claim(bg, req); len(got) != 0 {
+			t.Errorf("global limit reached: claimed %d", len(got))
+		}
+	})
 }
 
 func TestLimitScopesAreSorted(t *testing.T) {

@@ -9,3 +9,8 @@ import "embed"
 //
 //go:embed mysql/*.sql
 var MySQL embed.FS
+
+// SQLite holds the SQLite migrations, named NNNN_name.sql.
+//
+//go:embed sqlite/*.sql
+var SQLite embed.FS

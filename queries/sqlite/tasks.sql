@@ -1,0 +1,141 @@
+-- name: TaskInsert :one
+-- An existing (task_type, idempotency_key) returns the existing row's id.
+INSERT INTO leasegen_tasks (
+  task_type, status, payload, priority, available_at, max_attempts,
+  owner_id, idempotency_key, created_at, updated_at
+) VALUES (
+  sqlc.arg(task_type), 'QUEUED', sqlc.arg(payload), sqlc.arg(priority),
+  COALESCE(sqlc.narg(run_at_ms), CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(delay_ms)),
+  sqlc.arg(max_attempts), sqlc.arg(owner_id), sqlc.narg(idempotency_key),
+  CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER)
+)
+ON CONFLICT (task_type, idempotency_key) DO UPDATE SET id = id
+RETURNING id;
+
+-- name: TaskGet :one
+SELECT * FROM leasegen_tasks WHERE id = ?;
+
+-- name: TaskListByOwner :many
+-- Bare ? only: sqlc binds named arguments next to a slice to the wrong slots.
+SELECT * FROM leasegen_tasks
+WHERE owner_id = ? AND status IN (sqlc.slice(statuses))
+ORDER BY created_at DESC, id DESC
+LIMIT ?;
+
+-- name: TaskCancelRequest :execrows
+UPDATE leasegen_tasks SET
+  finished_at = IIF(status = 'QUEUED', CAST(unixepoch('subsec') * 1000 AS INTEGER), finished_at),
+  status = IIF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
+  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
+
+-- name: TaskCountRunning :many
+SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+GROUP BY task_type;
+
+-- name: TaskClaimCandidates :many
+SELECT id, task_type, priority, available_at FROM leasegen_tasks
+WHERE status = 'QUEUED'
+  AND task_type IN (sqlc.slice(task_types))
+  AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+ORDER BY priority DESC, available_at, id
+LIMIT ?;
+
+-- name: TaskClaimMark :exec
+UPDATE leasegen_tasks SET
+  status = 'RUNNING',
+  attempt = attempt + 1,
+  lease_owner = ?,
+  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?,
+  started_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
+  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE id IN (sqlc.slice(ids));
+
+-- name: TaskGetMany :many
+SELECT * FROM leasegen_tasks WHERE id IN (sqlc.slice(ids));
+
+-- name: TaskRenewMany :many
+-- One statement: the rows it returns are the leases still held.
+UPDATE leasegen_tasks SET
+  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?,
+  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE lease_owner = ?
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND id IN (sqlc.slice(ids))
+RETURNING id, attempt, status;
+
+-- name: TaskComplete :execrows
+UPDATE leasegen_tasks SET
+  finished_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
+  status = 'SUCCESS',
+  result = sqlc.narg(result),
+  lease_until = NULL,
+  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE id = sqlc.arg(id)
+  AND lease_owner = sqlc.arg(lease_owner)
+  AND attempt = sqlc.arg(attempt)
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER);
+
+-- name: TaskFail :execrows
+-- next_status is QUEUED (retry after backoff_ms) or FAILED; a task whose
+-- cancellation was requested ends CANCELLED either way. SQLite's SET reads
+-- the old row.
+UPDATE leasegen_tasks SET
+  finished_at = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
+  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(backoff_ms),
+  last_error = sqlc.arg(last_error),
+  lease_until = NULL,
+  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE id = sqlc.arg(id)
+  AND lease_owner = sqlc.arg(lease_owner)
+  AND attempt = sqlc.arg(attempt)
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER);
+
+-- name: TaskRelease :execrows
+UPDATE leasegen_tasks SET
+  finished_at = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
+  free_attempts = free_attempts + 1,
+  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(delay_ms),
+  lease_until = NULL,
+  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE id = sqlc.arg(id)
+  AND lease_owner = sqlc.arg(lease_owner)
+  AND attempt = sqlc.arg(attempt)
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER);
+
+-- name: TaskRecoverCandidates :many
+SELECT id, status, attempt, free_attempts, max_attempts,
+       CAST(unixepoch('subsec') * 1000 AS INTEGER) - lease_until AS overdue_ms
+FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+LIMIT ?;
+
+-- name: TaskRecoverMark :exec
+UPDATE leasegen_tasks SET
+  finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  last_error = IIF(status = 'CANCEL_REQUESTED', last_error,
+                   'lease expired: owner ' || COALESCE(lease_owner, '?') || ', attempt ' || attempt),
+  status = CASE
+    WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+    WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
+    ELSE 'FAILED'
+  END,
+  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
+  lease_until = NULL,
+  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE id IN (sqlc.slice(ids))
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until <= CAST(unixepoch('subsec') * 1000 AS INTEGER);
+
+-- name: IdempotencyKeyRecord :execrows
+INSERT INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
+VALUES (?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
+ON CONFLICT DO NOTHING;

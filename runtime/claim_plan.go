@@ -1,0 +1,136 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+)
+
+// candidate is a queued task a claim may take.
+type candidate struct {
+	ID          int64
+	Type        string
+	Priority    int
+	AvailableAt time.Time
+}
+
+// claimSource is what planClaim reads inside an engine's claim transaction.
+type claimSource interface {
+	// lockLimits serializes the claimers of limited scopes until commit.
+	lockLimits(ctx context.Context, scopes []string) error
+	runningByType(ctx context.Context) (map[string]int, error)
+	// candidates locks up to limit claimable tasks of types, in claim order.
+	candidates(ctx context.Context, types []string, limit int) ([]candidate, error)
+}
+
+// planClaim picks the tasks a claim takes. Without limits that is one
+// candidate query over all of the worker's types. With limits it locks the
+// limit scopes first, so the running counts it reads cannot change until the
+// claim commits; each limited type then gets its own query bounded by its
+// free slots, the unlimited types share one, and the merged candidates are
+// cut to the claim's order and the global limit's free slots.
+func planClaim(ctx context.Context, src claimSource, req claimRequest) ([]candidate, error) {
+	scopes := limitScopes(req)
+	if len(scopes) == 0 {
+		return src.candidates(ctx, req.Types, req.Max)
+	}
+	if err := src.lockLimits(ctx, scopes); err != nil {
+		return nil, err
+	}
+	running, err := src.runningByType(ctx)
+	if err != nil {
+		return nil, err
+	}
+	budget := req.Max
+	if req.GlobalLimit > 0 {
+		total := 0
+		for _, n := range running {
+			total += n
+		}
+		budget = min(budget, req.GlobalLimit-total)
+	}
+	if budget <= 0 {
+		return nil, nil
+	}
+	var unlimited []string
+	var picked []candidate
+	for _, t := range req.Types {
+		limit, ok := req.TypeLimits[t]
+		if !ok {
+			unlimited = append(unlimited, t)
+			continue
+		}
+		free := min(budget, limit-running[t])
+		if free <= 0 {
+			continue
+		}
+		rows, err := src.candidates(ctx, []string{t}, free)
+		if err != nil {
+			return nil, err
+		}
+		picked = append(picked, rows...)
+	}
+	if len(unlimited) > 0 {
+		rows, err := src.candidates(ctx, unlimited, budget)
+		if err != nil {
+			return nil, err
+		}
+		picked = append(picked, rows...)
+	}
+	slices.SortFunc(picked, claimOrder)
+	return picked[:min(len(picked), budget)], nil
+}
+
+// claimOrder is the claim index's order: priority DESC, available_at, id.
+func claimOrder(a, b candidate) int {
+	return cmp.Or(
+		cmp.Compare(b.Priority, a.Priority),
+		a.AvailableAt.Compare(b.AvailableAt),
+		cmp.Compare(a.ID, b.ID),
+	)
+}
+
+// limitScopes lists, in lock order, the limit scopes a claim must lock.
+func limitScopes(req claimRequest) []string {
+	var scopes []string
+	if req.GlobalLimit > 0 {
+		scopes = append(scopes, globalScope)
+	}
+	for _, t := range req.Types {
+		if _, ok := req.TypeLimits[t]; ok {
+			scopes = append(scopes, t)
+		}
+	}
+	slices.Sort(scopes)
+	return scopes
+}
+
+// globalScope is the limit scope of the global limit.
+const globalScope = "*"
+
+// leaseGroups splits the candidates' ids by the lease of their type: one
+// group unless task types set their own lease.
+func leaseGroups(req claimRequest, picked []candidate) (ids []int64, groups map[time.Duration][]int64) {
+	ids = make([]int64, len(picked))
+	groups = map[time.Duration][]int64{}
+	for i, c := range picked {
+		ids[i] = c.ID
+		lease := req.leaseFor(c.Type)
+		groups[lease] = append(groups[lease], c.ID)
+	}
+	return ids, groups
+}
+
+// inClaimOrder orders the read-back rows as the claim picked them.
+func inClaimOrder(ids []int64, rows []claimedTask) []claimedTask {
+	position := make(map[TaskID]int, len(ids))
+	for i, id := range ids {
+		position[TaskID(id)] = i
+	}
+	out := make([]claimedTask, len(rows))
+	for _, r := range rows {
+		out[position[r.ID]] = r
+	}
+	return out
+}

@@ -1,0 +1,179 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
+)
+
+// sqliteStore runs the lease protocol on one SQLite file shared by any
+// number of processes on one machine. SQLite serializes writers, so a claim
+// in a write transaction sees every committed claim: no SKIP LOCKED and no
+// limit rows are needed. Instants are milliseconds since the epoch from
+// unixepoch('subsec'), the database's clock.
+type sqliteStore struct {
+	db *sql.DB
+	q  *sqlitedb.Queries
+
+	mu      sync.Mutex
+	checked bool
+}
+
+func newSQLiteStore(db *sql.DB) *sqliteStore {
+	return &sqliteStore{db: db, q: sqlitedb.New()}
+}
+
+// SQLiteDSN returns the DSN of a SQLite file for the pure-Go driver
+// modernc.org/sqlite (driver name "sqlite"), with the settings several
+// processes need: WAL, a busy timeout, and transactions that take the write
+// lock when they begin.
+func SQLiteDSN(path string) string {
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+}
+
+// check verifies once that writers wait for each other instead of failing
+// at once, and that the SQLite library has what the queries use.
+func (s *sqliteStore) check(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.checked {
+		return nil
+	}
+	var busy int
+	var version string
+	if err := s.db.QueryRowContext(ctx, "SELECT timeout, sqlite_version() FROM pragma_busy_timeout").Scan(&busy, &version); err != nil {
+		return fmt.Errorf("leasegen: checking the SQLite connection: %w", err)
+	}
+	if busy <= 0 {
+		return fmt.Errorf("leasegen: SQLite busy_timeout is 0, so concurrent writers fail at once: open the database with runtime.SQLiteDSN(path) or add _pragma=busy_timeout(10000)")
+	}
+	if !sqliteAtLeast(version, 3, 42) {
+		return fmt.Errorf("leasegen: SQLite %s is too old: leasegen needs 3.42 or newer (unixepoch('subsec'), RETURNING)", version)
+	}
+	s.checked = true
+	return nil
+}
+
+func sqliteAtLeast(version string, major, minor int) bool {
+	var maj, min int
+	if _, err := fmt.Sscanf(version, "%d.%d", &maj, &min); err != nil {
+		return false
+	}
+	return maj > major || maj == major && min >= minor
+}
+
+// sqliteBusy reports a write that gave up waiting for the lock; the whole
+// operation may run again.
+func sqliteBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
+}
+
+// immediate runs fn in a write transaction taken at BEGIN on one connection,
+// whatever the DSN's _txlock: a deferred transaction that reads first
+// cannot always upgrade to a writer.
+func (s *sqliteStore) immediate(ctx context.Context, fn func(conn *sql.Conn) error) error {
+	return withRetry(ctx, sqliteBusy, func() error {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+			return err
+		}
+		err = fn(conn)
+		if err == nil {
+			_, err = conn.ExecContext(ctx, "COMMIT")
+		}
+		if err != nil {
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				// Never hand a connection inside a transaction back to the pool.
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}
+		return err
+	})
+}
+
+func (s *sqliteStore) get(ctx context.Context, id TaskID) (TaskInfo, error) {
+	row, err := s.q.TaskGet(ctx, s.db, sqlitedb.TaskGetParams{ID: int64(id)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return TaskInfo{}, fmt.Errorf("%w: id %d", ErrTaskNotFound, id)
+	}
+	if err != nil {
+		return TaskInfo{}, fmt.Errorf("leasegen: get task %d: %w", id, err)
+	}
+	return taskInfoFromSQLite(row), nil
+}
+
+func (s *sqliteStore) listByOwner(ctx context.Context, owner string, statuses []Status, limit int) ([]TaskInfo, error) {
+	rows, err := s.q.TaskListByOwner(ctx, s.db, sqlitedb.TaskListByOwnerParams{
+		OwnerID: owner, Statuses: statusStrings(statuses), Limit: int64(limit),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: list tasks of owner %q: %w", owner, err)
+	}
+	infos := make([]TaskInfo, len(rows))
+	for i, row := range rows {
+		infos[i] = taskInfoFromSQLite(row)
+	}
+	return infos, nil
+}
+
+func (s *sqliteStore) requestCancel(ctx context.Context, id TaskID) (bool, error) {
+	var n int64
+	err := withRetry(ctx, sqliteBusy, func() error {
+		var err error
+		n, err = s.q.TaskCancelRequest(ctx, s.db, sqlitedb.TaskCancelRequestParams{ID: int64(id)})
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: cancel task %d: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// ensureLimits has nothing to create: the write lock serializes claims.
+func (s *sqliteStore) ensureLimits(context.Context, []string) error { return nil }
+
+func taskInfoFromSQLite(r sqlitedb.LeasegenTask) TaskInfo {
+	return TaskInfo{
+		ID:             TaskID(r.ID),
+		Type:           r.TaskType,
+		Status:         Status(r.Status),
+		Payload:        r.Payload,
+		Priority:       int(r.Priority),
+		AvailableAt:    fromMillis(r.AvailableAt),
+		Attempt:        int(r.Attempt),
+		MaxAttempts:    int(r.MaxAttempts),
+		LeaseOwner:     r.LeaseOwner.String,
+		LeaseUntil:     fromNullMillis(r.LeaseUntil),
+		OwnerID:        r.OwnerID,
+		IdempotencyKey: r.IdempotencyKey.String,
+		LastError:      r.LastError.String,
+		Result:         r.Result.String,
+		CreatedAt:      fromMillis(r.CreatedAt),
+		UpdatedAt:      fromMillis(r.UpdatedAt),
+		StartedAt:      fromNullMillis(r.StartedAt),
+		FinishedAt:     fromNullMillis(r.FinishedAt),
+	}
+}
+
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func fromNullMillis(ms sql.NullInt64) time.Time {
+	if !ms.Valid {
+		return time.Time{}
+	}
+	return fromMillis(ms.Int64)
+}
+
+func millis(d time.Duration) int64 { return d.Milliseconds() }

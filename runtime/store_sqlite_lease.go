@@ -1,0 +1,182 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
+)
+
+func (s *sqliteStore) claim(ctx context.Context, req claimRequest) ([]claimedTask, error) {
+	var claimed []claimedTask
+	err := s.immediate(ctx, func(conn *sql.Conn) error {
+		claimed = nil
+		picked, err := planClaim(ctx, sqliteClaimSource{s: s, conn: conn}, req)
+		if err != nil || len(picked) == 0 {
+			return err
+		}
+		ids, groups := leaseGroups(req, picked)
+		for lease, group := range groups {
+			err := s.q.TaskClaimMark(ctx, conn, sqlitedb.TaskClaimMarkParams{
+				LeaseOwner: nullString(req.Owner), Column2: millis(lease), Ids: group,
+			})
+			if err != nil {
+				return err
+			}
+		}
+		rows, err := s.q.TaskGetMany(ctx, conn, sqlitedb.TaskGetManyParams{Ids: ids})
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			claimed = append(claimed, claimedTask{TaskInfo: taskInfoFromSQLite(row), FreeAttempts: int(row.FreeAttempts)})
+		}
+		claimed = inClaimOrder(ids, claimed)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: claim: %w", err)
+	}
+	return claimed, nil
+}
+
+// sqliteClaimSource reads a claim's inputs inside its write transaction.
+type sqliteClaimSource struct {
+	s    *sqliteStore
+	conn *sql.Conn
+}
+
+// lockLimits has nothing to lock: the claim already holds the write lock.
+func (sqliteClaimSource) lockLimits(context.Context, []string) error { return nil }
+
+func (c sqliteClaimSource) runningByType(ctx context.Context) (map[string]int, error) {
+	rows, err := c.s.q.TaskCountRunning(ctx, c.conn)
+	if err != nil {
+		return nil, err
+	}
+	running := make(map[string]int, len(rows))
+	for _, r := range rows {
+		running[r.TaskType] = int(r.Running)
+	}
+	return running, nil
+}
+
+func (c sqliteClaimSource) candidates(ctx context.Context, types []string, limit int) ([]candidate, error) {
+	rows, err := c.s.q.TaskClaimCandidates(ctx, c.conn, sqlitedb.TaskClaimCandidatesParams{TaskTypes: types, Limit: int64(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]candidate, len(rows))
+	for i, r := range rows {
+		out[i] = candidate{ID: r.ID, Type: r.TaskType, Priority: int(r.Priority), AvailableAt: fromMillis(r.AvailableAt)}
+	}
+	return out, nil
+}
+
+// renew extends the leases in one UPDATE ... RETURNING: the rows it returns
+// are the executions that still hold their task.
+func (s *sqliteStore) renew(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]leaseState, error) {
+	ids := make([]int64, len(refs))
+	for i, r := range refs {
+		ids[i] = int64(r.ID)
+	}
+	var rows []sqlitedb.TaskRenewManyRow
+	err := withRetry(ctx, sqliteBusy, func() error {
+		var err error
+		rows, err = s.q.TaskRenewMany(ctx, s.db, sqlitedb.TaskRenewManyParams{Column1: millis(lease), LeaseOwner: nullString(owner), Ids: ids})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: renew %d leases: %w", len(refs), err)
+	}
+	renewed := make(map[leaseRef]Status, len(rows))
+	for _, r := range rows {
+		renewed[leaseRef{ID: TaskID(r.ID), Attempt: int(r.Attempt)}] = Status(r.Status)
+	}
+	states := make([]leaseState, len(refs))
+	for i, ref := range refs {
+		status, held := renewed[ref]
+		states[i] = leaseState{Ref: ref, Held: held, CancelRequested: held && status == StatusCancelRequested}
+	}
+	return states, nil
+}
+
+func (s *sqliteStore) complete(ctx context.Context, q dbtx, owner string, ref leaseRef, result string) (bool, error) {
+	n, err := s.q.TaskComplete(ctx, q, sqlitedb.TaskCompleteParams{
+		Result: nullString(result), ID: int64(ref.ID), LeaseOwner: nullString(owner), Attempt: int64(ref.Attempt),
+	})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: complete task %d: %w", ref.ID, err)
+	}
+	return n == 1, nil
+}
+
+func (s *sqliteStore) fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error) {
+	next := StatusFailed
+	if f.Retry {
+		next = StatusQueued
+	}
+	var n int64
+	err := withRetry(ctx, sqliteBusy, func() error {
+		var err error
+		n, err = s.q.TaskFail(ctx, s.db, sqlitedb.TaskFailParams{
+			NextStatus: string(next), BackoffMs: millis(f.Backoff), LastError: nullString(f.Message),
+			ID: int64(ref.ID), LeaseOwner: nullString(owner), Attempt: int64(ref.Attempt),
+		})
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: fail task %d: %w", ref.ID, err)
+	}
+	return n == 1, nil
+}
+
+func (s *sqliteStore) release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error) {
+	var n int64
+	err := withRetry(ctx, sqliteBusy, func() error {
+		var err error
+		n, err = s.q.TaskRelease(ctx, s.db, sqlitedb.TaskReleaseParams{
+			DelayMs: millis(delay), ID: int64(ref.ID), LeaseOwner: nullString(owner), Attempt: int64(ref.Attempt),
+		})
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: release task %d: %w", ref.ID, err)
+	}
+	return n == 1, nil
+}
+
+func (s *sqliteStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error) {
+	var recovered []recoveredTask
+	err := s.immediate(ctx, func(conn *sql.Conn) error {
+		recovered = nil
+		rows, err := s.q.TaskRecoverCandidates(ctx, conn, sqlitedb.TaskRecoverCandidatesParams{Limit: int64(batch)})
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+			recovered = append(recovered, recoveredTask{
+				ID:      TaskID(r.ID),
+				Outcome: recoveryOutcome(Status(r.Status), int(r.Attempt), int(r.FreeAttempts), int(r.MaxAttempts)),
+				Overdue: time.Duration(r.OverdueMs) * time.Millisecond,
+			})
+		}
+		return s.q.TaskRecoverMark(ctx, conn, sqlitedb.TaskRecoverMarkParams{Ids: ids})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: recover expired leases: %w", err)
+	}
+	return recovered, nil
+}
+
+func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (bool, error) {
+	n, err := s.q.IdempotencyKeyRecord(ctx, tx, sqlitedb.IdempotencyKeyRecordParams{TaskType: taskType, IdemKey: key, TaskID: int64(id)})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: record idempotency key of task %d: %w", id, err)
+	}
+	return n == 1, nil
+}
