@@ -52,7 +52,7 @@ func TestSelfFencingWhenRenewalsFail(t *testing.T) {
 			at    time.Time
 		}
 		started := make(chan struct{})
-		stopped := make(chan fenced, 1)
+		fences := make(chan fenced, 1)
 		var book ledger
 		cfg := testConfig()
 		cfg.WorkerID = "cut-off"
@@ -63,7 +63,7 @@ func TestSelfFencingWhenRenewalsFail(t *testing.T) {
 			defer book.end(i)
 			close(started)
 			<-ctx.Done()
-			stopped <- fenced{context.Cause(ctx), time.Now()}
+			fences <- fenced{context.Cause(ctx), time.Now()}
 			return ctx.Err()
 		}))
 		dbtest.Must(t, "start", w.Start(bg))
@@ -73,7 +73,7 @@ func TestSelfFencingWhenRenewalsFail(t *testing.T) {
 		<-started
 		time.Sleep(cfg.HeartbeatInterval * 2) // a renewal or two get through
 		stall()
-		f := <-stopped
+		f := <-fences
 		if !errors.Is(f.cause, ErrLeaseExpiring) {
 			t.Fatalf("cause = %v, want ErrLeaseExpiring", f.cause)
 		}
@@ -85,7 +85,15 @@ func TestSelfFencingWhenRenewalsFail(t *testing.T) {
 		} else {
 			t.Logf("self-fenced %s before the lease expired", margin.Round(time.Millisecond))
 		}
+		// Stop the cut-off worker while it is still cut off, then reconnect.
+		stopped := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+			defer cancel()
+			stopped <- w.Stop(ctx)
+		}()
 		unstall()
+		dbtest.Must(t, "stop", <-stopped)
 
 		b.startWorker(t, testConfig(), map[string]HandlerFunc{
 			"long": func(ctx context.Context, task *Task) error {
@@ -96,9 +104,6 @@ func TestSelfFencingWhenRenewalsFail(t *testing.T) {
 		if info := b.waitStatus(t, id, StatusSuccess, 10*time.Second); info.Attempt != 2 {
 			t.Errorf("rescued on attempt %d, want 2", info.Attempt)
 		}
-		ctx, cancel := context.WithTimeout(bg, 5*time.Second)
-		defer cancel()
-		dbtest.Must(t, "stop", w.Stop(ctx))
 		if s := w.Stats(); s.SelfFenced != 1 || s.HeartbeatFailures == 0 || s.Completed != 0 {
 			t.Errorf("cut-off worker stats %+v: want one self-fenced execution, failed heartbeats, no completion", s)
 		}

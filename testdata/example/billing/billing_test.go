@@ -2,6 +2,8 @@ package billing
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	_ "github.com/go-sql-driver/mysql"
+	_ "modernc.org/sqlite"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
@@ -20,22 +23,54 @@ import (
 var bg = context.Background()
 
 type bundle struct {
-	db      *dbtest.Database
+	kind    string
+	db      *sql.DB
 	engine  *runtime.Engine
 	client  *Client
 	rt      *runtime.Client
 	service *Service
 }
 
-func setup(t *testing.T) *bundle {
+// forEachEngine runs test on MySQL and on SQLite: the generated API and the
+// idempotency wrapper work unchanged on both.
+func forEachEngine(t *testing.T, test func(t *testing.T, b *bundle)) {
+	t.Parallel()
+	for _, kind := range []string{"mysql", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			test(t, setup(t, kind))
+		})
+	}
+}
+
+func setup(t *testing.T, kind string) *bundle {
 	t.Helper()
-	db := dbtest.New(t)
-	engine := runtime.MySQL(db.DB)
+	var db *sql.DB
+	var engine *runtime.Engine
+	if kind == "mysql" {
+		db = dbtest.New(t).DB
+		engine = runtime.MySQL(db)
+	} else {
+		var err error
+		db, err = sql.Open("sqlite", runtime.SQLiteDSN(filepath.Join(t.TempDir(), "billing.db")))
+		dbtest.Must(t, "open", err)
+		t.Cleanup(func() { db.Close() })
+		engine = runtime.SQLite(db)
+	}
 	dbtest.Must(t, "migrate", engine.Migrate(bg))
-	db.Exec(t, Schema)
+	_, err := db.Exec(Schema)
+	dbtest.Must(t, "schema", err)
 	rt, err := runtime.NewClient(engine, runtime.ClientConfig{})
 	dbtest.Must(t, "client", err)
-	return &bundle{db: db, engine: engine, client: NewClient(rt), rt: rt, service: &Service{}}
+	return &bundle{kind: kind, db: db, engine: engine, client: NewClient(rt), rt: rt, service: &Service{}}
+}
+
+// count runs a COUNT query.
+func (b *bundle) count(t *testing.T, query string) int {
+	t.Helper()
+	var n int
+	dbtest.Must(t, query, b.db.QueryRow(query).Scan(&n))
+	return n
 }
 
 func (b *bundle) startWorker(t *testing.T) {
@@ -92,150 +127,158 @@ func sampleImport(id string) ImportPayload {
 // the payload intact: nested structs, embedded fields, maps, pointers,
 // time.Time and a type from another package.
 func TestGeneratedAPIRoundTrip(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	imports := []ImportPayload{sampleImport("one"), sampleImport("two"), sampleImport("three"), sampleImport("four")}
-	export := ExportPayload{ExportID: "e1", Tenant: "acme", Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)),
-		Minimum: money.Amount{Cents: 1250, Currency: "EUR"}}
-	notify := NotifyPayload{UserID: 42, Message: "hi", Channels: []string{"mail"}, Totals: map[int]uint32{1: 2}}
+	forEachEngine(t, func(t *testing.T, b *bundle) {
+		imports := []ImportPayload{sampleImport("one"), sampleImport("two"), sampleImport("three"), sampleImport("four")}
+		export := ExportPayload{ExportID: "e1", Tenant: "acme", Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)),
+			Minimum: money.Amount{Cents: 1250, Currency: "EUR"}}
+		notify := NotifyPayload{UserID: 42, Message: "hi", Channels: []string{"mail"}, Totals: map[int]uint32{1: 2}}
 
-	var ids []runtime.TaskID
-	id, err := b.client.EnqueueImport(bg, imports[0])
-	dbtest.Must(t, "EnqueueImport", err)
-	ids = append(ids, id)
-	tx, err := b.db.DB.Begin()
-	dbtest.Must(t, "begin", err)
-	id, err = b.client.EnqueueImportTx(bg, tx, imports[1])
-	dbtest.Must(t, "EnqueueImportTx", err)
-	dbtest.Must(t, "commit", tx.Commit())
-	ids = append(ids, id)
-	batch, err := b.client.EnqueueImportBatch(bg, imports[2:])
-	dbtest.Must(t, "EnqueueImportBatch", err)
-	ids = append(ids, batch...)
-	for _, enqueue := range []func() (runtime.TaskID, error){
-		func() (runtime.TaskID, error) { return b.client.EnqueueExport(bg, export) },
-		func() (runtime.TaskID, error) { return b.client.EnqueueNotify(bg, notify, runtime.WithPriority(5)) },
-	} {
-		id, err := enqueue()
-		dbtest.Must(t, "enqueue", err)
+		var ids []runtime.TaskID
+		id, err := b.client.EnqueueImport(bg, imports[0])
+		dbtest.Must(t, "EnqueueImport", err)
 		ids = append(ids, id)
-	}
-	// The annotation's defaults and the owner field reach the row; an
-	// option overrides a default.
-	info, _ := b.rt.Get(bg, ids[0])
-	if info.Type != TaskImport || info.Priority != 10 || info.MaxAttempts != 5 || info.OwnerID != "tenant-one" {
-		t.Errorf("import row: type %q priority %d max attempts %d owner %q", info.Type, info.Priority, info.MaxAttempts, info.OwnerID)
-	}
-	if info, _ := b.rt.Get(bg, ids[5]); info.Priority != 5 || info.MaxAttempts != 3 {
-		t.Errorf("notify row: priority %d (option 5 overrides -1), max attempts %d", info.Priority, info.MaxAttempts)
-	}
+		tx, err := b.db.Begin()
+		dbtest.Must(t, "begin", err)
+		id, err = b.client.EnqueueImportTx(bg, tx, imports[1])
+		dbtest.Must(t, "EnqueueImportTx", err)
+		dbtest.Must(t, "commit", tx.Commit())
+		ids = append(ids, id)
+		batch, err := b.client.EnqueueImportBatch(bg, imports[2:])
+		dbtest.Must(t, "EnqueueImportBatch", err)
+		ids = append(ids, batch...)
+		for _, enqueue := range []func() (runtime.TaskID, error){
+			func() (runtime.TaskID, error) { return b.client.EnqueueExport(bg, export) },
+			func() (runtime.TaskID, error) { return b.client.EnqueueNotify(bg, notify, runtime.WithPriority(5)) },
+		} {
+			id, err := enqueue()
+			dbtest.Must(t, "enqueue", err)
+			ids = append(ids, id)
+		}
+		// The annotation's defaults and the owner field reach the row; an
+		// option overrides a default.
+		info, _ := b.rt.Get(bg, ids[0])
+		if info.Type != TaskImport || info.Priority != 10 || info.MaxAttempts != 5 || info.OwnerID != "tenant-one" {
+			t.Errorf("import row: type %q priority %d max attempts %d owner %q", info.Type, info.Priority, info.MaxAttempts, info.OwnerID)
+		}
+		if info, _ := b.rt.Get(bg, ids[5]); info.Priority != 5 || info.MaxAttempts != 3 {
+			t.Errorf("notify row: priority %d (option 5 overrides -1), max attempts %d", info.Priority, info.MaxAttempts)
+		}
 
-	b.startWorker(t)
-	b.wait(t, ids...)
-	gotImports, gotExports, gotNotifies := b.service.Received()
-	byID := cmpopts.SortSlices(func(a, b ImportPayload) bool { return a.RequestID < b.RequestID })
-	if diff := cmp.Diff(imports, gotImports, byID); diff != "" {
-		t.Errorf("imports (-enqueued +handled):\n%s", diff)
-	}
-	export.Since = export.Since.UTC() // JSON keeps the instant; compare instants
-	if len(gotExports) != 1 || !gotExports[0].Since.Equal(export.Since) {
-		t.Fatalf("exports = %+v", gotExports)
-	}
-	gotExports[0].Since = export.Since
-	if diff := cmp.Diff([]ExportPayload{export}, gotExports); diff != "" {
-		t.Errorf("exports (-enqueued +handled):\n%s", diff)
-	}
-	if diff := cmp.Diff([]NotifyPayload{notify}, gotNotifies); diff != "" {
-		t.Errorf("notifies (-enqueued +handled):\n%s", diff)
-	}
-	if n := b.db.Int(t, "SELECT COUNT(*) FROM imports"); n != len(imports) {
-		t.Errorf("%d import rows, want %d", n, len(imports))
-	}
-	if info, _ := b.rt.Get(bg, ids[4]); info.Result != "export-e1" {
-		t.Errorf("export result %q", info.Result)
-	}
+		b.startWorker(t)
+		b.wait(t, ids...)
+		gotImports, gotExports, gotNotifies := b.service.Received()
+		byID := cmpopts.SortSlices(func(a, b ImportPayload) bool { return a.RequestID < b.RequestID })
+		if diff := cmp.Diff(imports, gotImports, byID); diff != "" {
+			t.Errorf("imports (-enqueued +handled):\n%s", diff)
+		}
+		export.Since = export.Since.UTC() // JSON keeps the instant; compare instants
+		if len(gotExports) != 1 || !gotExports[0].Since.Equal(export.Since) {
+			t.Fatalf("exports = %+v", gotExports)
+		}
+		gotExports[0].Since = export.Since
+		if diff := cmp.Diff([]ExportPayload{export}, gotExports); diff != "" {
+			t.Errorf("exports (-enqueued +handled):\n%s", diff)
+		}
+		if diff := cmp.Diff([]NotifyPayload{notify}, gotNotifies); diff != "" {
+			t.Errorf("notifies (-enqueued +handled):\n%s", diff)
+		}
+		if n := b.count(t, "SELECT COUNT(*) FROM imports"); n != len(imports) {
+			t.Errorf("%d import rows, want %d", n, len(imports))
+		}
+		if info, _ := b.rt.Get(bg, ids[4]); info.Result != "export-e1" {
+			t.Errorf("export result %q", info.Result)
+		}
+	})
 }
 
 // A unique task's key deduplicates at enqueue; an idempotent task's key
 // makes a second task with the same key skip its work and succeed.
 func TestKeys(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	first, err := b.client.EnqueueExport(bg, ExportPayload{ExportID: "same", Tenant: "a"})
-	dbtest.Must(t, "export", err)
-	again, err := b.client.EnqueueExport(bg, ExportPayload{ExportID: "same", Tenant: "a"})
-	dbtest.Must(t, "export again", err)
-	if first != again {
-		t.Errorf("unique export enqueued twice: ids %d and %d", first, again)
-	}
-	imports, err := b.client.EnqueueImportBatch(bg, []ImportPayload{sampleImport("dup"), sampleImport("dup")})
-	dbtest.Must(t, "imports", err)
-	if imports[0] == imports[1] {
-		t.Fatal("idempotent (not unique) imports share a task")
-	}
-	b.startWorker(t)
-	b.wait(t, append(imports, first)...)
-	if n := b.db.Int(t, "SELECT COUNT(*) FROM imports WHERE request_id = 'dup'"); n != 1 {
-		t.Errorf("duplicate key: %d import rows, want 1", n)
-	}
-	got, _, _ := b.service.Received()
-	if len(got) != 1 {
-		t.Errorf("HandleImport ran %d times for one key", len(got))
-	}
-	for _, id := range imports {
-		if info, _ := b.rt.Get(bg, id); info.Status != runtime.StatusSuccess {
-			t.Errorf("task %d: %s", id, info.Status)
+	forEachEngine(t, func(t *testing.T, b *bundle) {
+		first, err := b.client.EnqueueExport(bg, ExportPayload{ExportID: "same", Tenant: "a"})
+		dbtest.Must(t, "export", err)
+		again, err := b.client.EnqueueExport(bg, ExportPayload{ExportID: "same", Tenant: "a"})
+		dbtest.Must(t, "export again", err)
+		if first != again {
+			t.Errorf("unique export enqueued twice: ids %d and %d", first, again)
 		}
-	}
+		imports, err := b.client.EnqueueImportBatch(bg, []ImportPayload{sampleImport("dup"), sampleImport("dup")})
+		dbtest.Must(t, "imports", err)
+		if imports[0] == imports[1] {
+			t.Fatal("idempotent (not unique) imports share a task")
+		}
+		b.startWorker(t)
+		b.wait(t, append(imports, first)...)
+		if n := b.count(t, "SELECT COUNT(*) FROM imports WHERE request_id = 'dup'"); n != 1 {
+			t.Errorf("duplicate key: %d import rows, want 1", n)
+		}
+		got, _, _ := b.service.Received()
+		if len(got) != 1 {
+			t.Errorf("HandleImport ran %d times for one key", len(got))
+		}
+		for _, id := range imports {
+			if info, _ := b.rt.Get(bg, id); info.Status != runtime.StatusSuccess {
+				t.Errorf("task %d: %s", id, info.Status)
+			}
+		}
+	})
 }
 
 // A lease lost while the handler's transaction is open rolls its write back;
 // the recovered task commits once.
 func TestLostLeaseRollsBackTheWrite(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.service.BeforeCommit = func(task *runtime.Task) {
-		if task.Attempt == 1 {
-			b.db.Exec(t, "UPDATE leasegen_tasks SET lease_until = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", task.ID)
+	forEachEngine(t, func(t *testing.T, b *bundle) {
+		expire := "UPDATE leasegen_tasks SET lease_until = NOW(3) - INTERVAL 1 SECOND WHERE id = ?"
+		if b.kind == "sqlite" {
+			expire = "UPDATE leasegen_tasks SET lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?"
 		}
-	}
-	id, err := b.client.EnqueueImport(bg, sampleImport("late"))
-	dbtest.Must(t, "enqueue", err)
-	b.startWorker(t)
-	b.wait(t, id)
-	rows, err := b.db.DB.Query("SELECT attempt FROM imports WHERE request_id = 'late'")
-	dbtest.Must(t, "query", err)
-	var attempts []int
-	for rows.Next() {
-		var a int
-		dbtest.Must(t, "scan", rows.Scan(&a))
-		attempts = append(attempts, a)
-	}
-	rows.Close()
-	if !slices.Equal(attempts, []int{2}) {
-		t.Errorf("committed import rows from attempts %v, want only attempt 2", attempts)
-	}
+		// The lease runs out before the first attempt commits; the expiry is
+		// written in the handler's own transaction, so it rolls back too.
+		b.service.BeforeCommit = func(ctx context.Context, tx *sql.Tx, task *runtime.Task) error {
+			if task.Attempt == 1 {
+				_, err := tx.ExecContext(ctx, expire, task.ID)
+				return err
+			}
+			return nil
+		}
+		id, err := b.client.EnqueueImport(bg, sampleImport("late"))
+		dbtest.Must(t, "enqueue", err)
+		b.startWorker(t)
+		b.wait(t, id)
+		rows, err := b.db.Query("SELECT attempt FROM imports WHERE request_id = 'late'")
+		dbtest.Must(t, "query", err)
+		var attempts []int
+		for rows.Next() {
+			var a int
+			dbtest.Must(t, "scan", rows.Scan(&a))
+			attempts = append(attempts, a)
+		}
+		rows.Close()
+		if !slices.Equal(attempts, []int{2}) {
+			t.Errorf("committed import rows from attempts %v, want only attempt 2", attempts)
+		}
+	})
 }
 
 // A payload that no longer decodes fails permanently, naming the type.
 func TestUndecodablePayloadFailsPermanently(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	id, err := b.rt.Enqueue(bg, TaskNotify, []byte(`{"user_id":"not a number"}`))
-	dbtest.Must(t, "enqueue", err)
-	b.startWorker(t)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		info, _ := b.rt.Get(bg, id)
-		if info.Status == runtime.StatusFailed {
-			if info.Attempt != 1 || !strings.Contains(info.LastError, "decode notify payload") || !strings.Contains(info.LastError, "user_id") {
-				t.Errorf("attempt %d, error %q", info.Attempt, info.LastError)
+	forEachEngine(t, func(t *testing.T, b *bundle) {
+		id, err := b.rt.Enqueue(bg, TaskNotify, []byte(`{"user_id":"not a number"}`))
+		dbtest.Must(t, "enqueue", err)
+		b.startWorker(t)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			info, _ := b.rt.Get(bg, id)
+			if info.Status == runtime.StatusFailed {
+				if info.Attempt != 1 || !strings.Contains(info.LastError, "decode notify payload") || !strings.Contains(info.LastError, "user_id") {
+					t.Errorf("attempt %d, error %q", info.Attempt, info.LastError)
+				}
+				return
 			}
-			return
+			if time.Now().After(deadline) {
+				t.Fatalf("status %s", info.Status)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status %s", info.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	})
 }

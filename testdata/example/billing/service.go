@@ -20,9 +20,10 @@ const Schema = `CREATE TABLE IF NOT EXISTS imports (
 // Service implements Handlers. It keeps what each handler received, so
 // tests can compare it with what was enqueued.
 type Service struct {
-	// BeforeCommit, when set, runs inside HandleImport after its write: tests
-	// use it to make the lease run out mid-transaction.
-	BeforeCommit func(t *runtime.Task)
+	// BeforeCommit, when set, runs inside HandleImport after its write, in
+	// its transaction: tests use it to make the lease run out before the
+	// commit.
+	BeforeCommit func(ctx context.Context, tx *sql.Tx, t *runtime.Task) error
 
 	mu       sync.Mutex
 	imports  []ImportPayload
@@ -39,7 +40,9 @@ func (s *Service) HandleImport(ctx context.Context, tx *sql.Tx, t *runtime.Task,
 		return fmt.Errorf("record import %s: %w", p.RequestID, err)
 	}
 	if s.BeforeCommit != nil {
-		s.BeforeCommit(t)
+		if err := s.BeforeCommit(ctx, tx, t); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
