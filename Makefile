@@ -6,7 +6,7 @@ STATICCHECK := $(GO) tool -modfile=tools.mod staticcheck
 # Sets LEASEGEN_MYSQL_DSN, starting MariaDB when it is installed but down.
 MYSQL_ENV := eval "$$(scripts/mysql-env.sh)"
 
-.PHONY: help generate check lint test test-short bench bench-gen
+.PHONY: help generate check lint test test-short bench bench-gen demo
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -27,11 +27,14 @@ lint: ## gofmt, go vet and staticcheck
 	$(GO) vet ./... $(TESTDATA)
 	$(STATICCHECK) ./... ./testdata/example/...
 
-test: ## all tests, MySQL ones on a local MariaDB (set up on demand)
+test: ## all tests; MySQL ones on the local MariaDB when it runs (CI=true starts it)
 	@$(MYSQL_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
 
 test-short: ## tests without the long concurrency and kill -9 runs
 	@$(MYSQL_ENV); $(GO) test -count=1 -short ./... $(TESTDATA)
+
+demo: ## the demo: three worker processes, a kill -9, on an embedded SQLite file
+	$(GO) run ./cmd/leasegen-demo
 
 bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
 	scripts/gen-bench.sh

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Prepares a local MariaDB/MySQL for leasegen's tests and prints
 #   export LEASEGEN_MYSQL_DSN=...
-# for the caller to eval. Starts MariaDB when it is installed but down (as
-# root), creates the test user, and grants it the leasegen_test_* databases.
-# Respects an already set LEASEGEN_MYSQL_DSN. Without a server it prints
-# nothing, so MySQL tests skip; with CI=true that is an error.
+# for the caller to eval: creates the test user and grants it the
+# leasegen_test_* databases. With CI=true (or LEASEGEN_START_MYSQL=1) it
+# first starts MariaDB when it is installed but down (as root), and fails
+# when it cannot. Otherwise, without a server it prints nothing and the MySQL
+# tests skip, saying how to enable them. Respects a set LEASEGEN_MYSQL_DSN.
 set -euo pipefail
 
 if [ -n "${LEASEGEN_MYSQL_DSN:-}" ]; then
@@ -25,6 +26,9 @@ admin=$(command -v mariadb-admin || command -v mysqladmin)
 client=$(command -v mariadb || command -v mysql)
 
 if ! "$admin" -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1; then
+  if [ "${CI:-}" != "true" ] && [ "${LEASEGEN_START_MYSQL:-}" != "1" ]; then
+    fail "no MariaDB/MySQL at 127.0.0.1:3306 (start it, or run with LEASEGEN_START_MYSQL=1 to let this script start it)"
+  fi
   server=$(command -v mariadbd || true)
   [ -n "$server" ] || server=/usr/sbin/mariadbd
   [ -x "$server" ] || fail "MariaDB is down and mariadbd is not installed"

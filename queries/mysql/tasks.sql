@@ -118,11 +118,12 @@ WHERE id = sqlc.arg(id)
 -- name: TaskRelease :execrows
 -- Snooze and shutdown release: back to QUEUED after delay_us without using an
 -- attempt (free_attempts rises with attempt, so attempt stays a fencing token).
+-- With no delay the task keeps its place in the queue.
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
   status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
-  available_at = NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND,
+  available_at = IF(sqlc.arg(delay_us) = 0, available_at, NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
   lease_until = NULL,
   updated_at = NOW(3)
 WHERE id = sqlc.arg(id)
@@ -142,8 +143,9 @@ FOR UPDATE SKIP LOCKED;
 
 -- name: TaskRecoverMark :exec
 -- Expired leases: CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED
--- while attempts remain, else FAILED. Columns that read the old status come
--- before status.
+-- while attempts remain, else FAILED. A requeued task keeps its available_at,
+-- so it returns to its old place in the queue, not the back. Columns that
+-- read the old status come before status.
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
   last_error = IF(status = 'CANCEL_REQUESTED', last_error,
@@ -153,7 +155,6 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  available_at = NOW(3),
   lease_until = NULL,
   updated_at = NOW(3)
 WHERE id IN (sqlc.slice(ids))

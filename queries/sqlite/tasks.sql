@@ -97,11 +97,12 @@ WHERE id = sqlc.arg(id)
   AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER);
 
 -- name: TaskRelease :execrows
+-- See the MySQL query: with no delay the task keeps its place in the queue.
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
-  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(delay_ms),
+  available_at = IIF(sqlc.arg(delay_ms) = 0, available_at, CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(delay_ms)),
   lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = sqlc.arg(id)
@@ -119,6 +120,7 @@ WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 LIMIT ?;
 
 -- name: TaskRecoverMark :exec
+-- See the MySQL query: a requeued task keeps its available_at.
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
   last_error = IIF(status = 'CANCEL_REQUESTED', last_error,
@@ -128,7 +130,6 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
   lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id IN (sqlc.slice(ids))

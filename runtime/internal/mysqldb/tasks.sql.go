@@ -651,7 +651,6 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  available_at = NOW(3),
   lease_until = NULL,
   updated_at = NOW(3)
 WHERE id IN (/*SLICE:ids*/?)
@@ -664,8 +663,9 @@ type TaskRecoverMarkParams struct {
 }
 
 // Expired leases: CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED
-// while attempts remain, else FAILED. Columns that read the old status come
-// before status.
+// while attempts remain, else FAILED. A requeued task keeps its available_at,
+// so it returns to its old place in the queue, not the back. Columns that
+// read the old status come before status.
 func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverMarkParams) error {
 	query := taskRecoverMark
 	var queryParams []interface{}
@@ -686,7 +686,7 @@ UPDATE leasegen_tasks SET
   finished_at = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
   status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
-  available_at = NOW(3) + INTERVAL ? MICROSECOND,
+  available_at = IF(? = 0, available_at, NOW(3) + INTERVAL ? MICROSECOND),
   lease_until = NULL,
   updated_at = NOW(3)
 WHERE id = ?
@@ -705,8 +705,10 @@ type TaskReleaseParams struct {
 
 // Snooze and shutdown release: back to QUEUED after delay_us without using an
 // attempt (free_attempts rises with attempt, so attempt stays a fencing token).
+// With no delay the task keeps its place in the queue.
 func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskRelease,
+		arg.DelayUs,
 		arg.DelayUs,
 		arg.ID,
 		arg.LeaseOwner,

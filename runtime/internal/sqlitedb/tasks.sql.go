@@ -524,7 +524,6 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
   lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id IN (/*SLICE:ids*/?)
@@ -536,6 +535,7 @@ type TaskRecoverMarkParams struct {
 	Ids []int64
 }
 
+// See the MySQL query: a requeued task keeps its available_at.
 func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverMarkParams) error {
 	query := taskRecoverMark
 	var queryParams []interface{}
@@ -556,7 +556,7 @@ UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
-  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?1,
+  available_at = IIF(?1 = 0, available_at, CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?1),
   lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = ?2
@@ -573,6 +573,7 @@ type TaskReleaseParams struct {
 	Attempt    int64
 }
 
+// See the MySQL query: with no delay the task keeps its place in the queue.
 func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskRelease,
 		arg.DelayMs,

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/leasegen/leasegen/runtime"
 )
@@ -20,6 +21,11 @@ const Schema = `CREATE TABLE IF NOT EXISTS imports (
 // Service implements Handlers. It keeps what each handler received, so
 // tests can compare it with what was enqueued.
 type Service struct {
+	// Work is how long HandleExport and HandleNotify take, so that a demo
+	// has tasks running when it kills a worker. Imports stay quick: they
+	// hold a transaction, and on SQLite the database's one write lock.
+	Work time.Duration
+
 	// BeforeCommit, when set, runs inside HandleImport after its write, in
 	// its transaction: tests use it to make the lease run out before the
 	// commit.
@@ -51,7 +57,10 @@ func (s *Service) HandleImport(ctx context.Context, tx *sql.Tx, t *runtime.Task,
 }
 
 // HandleExport pretends to export.
-func (s *Service) HandleExport(_ context.Context, t *runtime.Task, p ExportPayload) error {
+func (s *Service) HandleExport(ctx context.Context, t *runtime.Task, p ExportPayload) error {
+	if err := s.work(ctx); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.exports = append(s.exports, p)
@@ -60,11 +69,27 @@ func (s *Service) HandleExport(_ context.Context, t *runtime.Task, p ExportPaylo
 }
 
 // HandleNotify pretends to notify.
-func (s *Service) HandleNotify(_ context.Context, _ *runtime.Task, p NotifyPayload) error {
+func (s *Service) HandleNotify(ctx context.Context, _ *runtime.Task, p NotifyPayload) error {
+	if err := s.work(ctx); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.notifies = append(s.notifies, p)
 	return nil
+}
+
+// work waits s.Work, or until ctx ends.
+func (s *Service) work(ctx context.Context) error {
+	if s.Work <= 0 {
+		return nil
+	}
+	select {
+	case <-time.After(s.Work):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Received returns copies of the payloads the handlers ran with.

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/testdata/example/billing"
+)
+
+// runDemo enqueues, runs the worker processes with one crash, shows
+// progress and ends with the summary's checks.
+func runDemo(c config) error {
+	if c.dsn == "" {
+		dir, err := os.MkdirTemp("", "leasegen-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		c.sqlite = filepath.Join(dir, "tasks.db")
+	}
+	ctx := context.Background()
+	engine, where, err := openEngine(c)
+	if err != nil {
+		return err
+	}
+	if err := engine.Migrate(ctx); err != nil {
+		return err
+	}
+	if _, err := engine.DB().ExecContext(ctx, billing.Schema); err != nil {
+		return fmt.Errorf("create the example service's table: %w", err)
+	}
+	fmt.Printf("leasegen demo on %s: %d tasks, %d worker processes, lease %s, recovery every %s\n",
+		where, c.tasks, c.workers, c.lease, c.recovery)
+
+	run := fmt.Sprintf("run%d-", time.Now().UnixNano())
+	ids, imports, err := enqueue(ctx, engine, run, c.tasks)
+	if err != nil {
+		return err
+	}
+	first, last := slices.Min(ids), slices.Max(ids)
+	fmt.Printf("enqueued %d tasks (%d imports, the rest notifications and exports) in one batch per type\n", len(ids), imports)
+
+	procs, err := startWorkers(c)
+	if err != nil {
+		return err
+	}
+	defer procs.stopAll()
+
+	watch := newProgress(engine, first, last)
+	start := time.Now()
+	var crash *crashReport
+	for {
+		counts, err := watch.sample(ctx)
+		if err != nil {
+			return err
+		}
+		watch.show(counts, procs.kills)
+		if crash == nil && counts.finished() >= len(ids)/2 { // past the quick imports
+			if crash, err = procs.crashOne(ctx, engine); err != nil {
+				return err
+			}
+			watch.note(fmt.Sprintf("kill -9 %s while it ran %d tasks; restarted it as %s", crash.victim, len(crash.held), crash.replacement))
+		}
+		if counts.finished() == len(ids) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	watch.done()
+	elapsed := time.Since(start)
+	procs.stopAll()
+	return summarize(ctx, engine, c, summaryInput{
+		run: run, first: first, last: last, tasks: len(ids), imports: imports, crash: crash, elapsed: elapsed,
+	})
+}
+
+// enqueue stores the demo's tasks: about half imports (idempotent: each
+// commits one row), the rest notifications and a few exports that work for
+// a while, at three priorities.
+func enqueue(ctx context.Context, engine *runtime.Engine, run string, n int) (ids []runtime.TaskID, imports int, err error) {
+	rt, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	if err != nil {
+		return nil, 0, err
+	}
+	client := billing.NewClient(rt)
+	var im []billing.ImportPayload
+	var no []billing.NotifyPayload
+	var ex []billing.ExportPayload
+	for i := range n {
+		switch {
+		case i%50 == 0: // exports run at most two at a time (concurrency=2)
+			ex = append(ex, billing.ExportPayload{ExportID: fmt.Sprintf("%s%d", run, i), Tenant: billing.Tenant(fmt.Sprintf("tenant-%d", i%7))})
+		case i%2 == 0:
+			im = append(im, billing.ImportPayload{RequestID: fmt.Sprintf("%s%d", run, i), TenantID: fmt.Sprintf("tenant-%d", i%7),
+				FileURL: fmt.Sprintf("s3://demo/%d.csv", i), UploadedAt: time.Now().UTC()})
+		default:
+			no = append(no, billing.NotifyPayload{UserID: int64(i), Message: "your import is ready"})
+		}
+	}
+	for _, batch := range []func() ([]runtime.TaskID, error){
+		func() ([]runtime.TaskID, error) { return client.EnqueueImportBatch(ctx, im) },
+		func() ([]runtime.TaskID, error) { return client.EnqueueNotifyBatch(ctx, no) },
+		func() ([]runtime.TaskID, error) { return client.EnqueueExportBatch(ctx, ex, runtime.WithPriority(20)) },
+	} {
+		got, err := batch()
+		if err != nil {
+			return nil, 0, err
+		}
+		ids = append(ids, got...)
+	}
+	return ids, len(im), nil
+}

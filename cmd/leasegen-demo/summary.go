@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+type summaryInput struct {
+	run         string
+	first, last runtime.TaskID
+	tasks       int
+	imports     int
+	crash       *crashReport
+	elapsed     time.Duration
+}
+
+// summarize prints what the run proves and fails when a check does not hold.
+func summarize(ctx context.Context, engine *runtime.Engine, c config, in summaryInput) error {
+	db := engine.DB()
+	count := func(query string, args ...any) (int, error) {
+		var n int
+		err := db.QueryRowContext(ctx, query, args...).Scan(&n)
+		return n, err
+	}
+	succeeded, err := count("SELECT COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? AND status = 'SUCCESS'", in.first, in.last)
+	if err != nil {
+		return err
+	}
+	rows, err := count("SELECT COUNT(*) FROM imports WHERE request_id LIKE ?", in.run+"%")
+	if err != nil {
+		return err
+	}
+	dups, err := count("SELECT COUNT(*) FROM (SELECT request_id FROM imports WHERE request_id LIKE ? GROUP BY request_id HAVING COUNT(*) > 1) d", in.run+"%")
+	if err != nil {
+		return err
+	}
+	recoveredTotal, err := count("SELECT COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? AND last_error LIKE 'lease expired%'", in.first, in.last)
+	if err != nil {
+		return err
+	}
+
+	var problems []string
+	fmt.Printf("finished:   %d of %d tasks succeeded in %s (%.0f tasks/s)\n",
+		succeeded, in.tasks, in.elapsed.Round(100*time.Millisecond), float64(in.tasks)/in.elapsed.Seconds())
+	if succeeded != in.tasks {
+		problems = append(problems, fmt.Sprintf("%d tasks did not succeed", in.tasks-succeeded))
+	}
+
+	bound := c.lease + c.recovery + c.poll
+	if in.crash != nil {
+		delays, err := recoveryDelays(ctx, engine, in.crash)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("crash:      %s was killed holding %d running tasks; %d leases expired and were recovered in all\n",
+			in.crash.victim, len(in.crash.held), recoveredTotal)
+		if len(delays) > 0 {
+			slices.Sort(delays)
+			fmt.Printf("recovery:   its tasks ran again after %s min, %s median, %s max; bound lease+recovery+poll = %s\n",
+				round(delays[0]), round(delays[len(delays)/2]), round(delays[len(delays)-1]), bound)
+			if delays[len(delays)-1] > bound {
+				problems = append(problems, fmt.Sprintf("a recovery took %s, above the bound %s", round(delays[len(delays)-1]), bound))
+			}
+		}
+	}
+	fmt.Printf("effects:    %d import rows for %d import tasks, %d duplicated\n", rows, in.imports, dups)
+	if rows != in.imports || dups != 0 {
+		problems = append(problems, "import effects are not exactly one per task")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the demo's checks failed: %v", problems)
+	}
+	fmt.Println("verdict:    every task finished, the crash lost nothing, no effect happened twice")
+	return nil
+}
+
+// recoveryDelays measures, for each task the killed worker was running and
+// that ran again, the time from the kill until its next start.
+func recoveryDelays(ctx context.Context, engine *runtime.Engine, crash *crashReport) ([]time.Duration, error) {
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	if err != nil {
+		return nil, err
+	}
+	var delays []time.Duration
+	for id, attempt := range crash.held {
+		info, err := client.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if info.Attempt > attempt { // not finished before the kill landed
+			delays = append(delays, info.StartedAt.Sub(crash.at))
+		}
+	}
+	return delays, nil
+}
+
+func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
