@@ -35,7 +35,7 @@ func ServerDSN(t testing.TB) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%s is not set and CI=true: MySQL tests must run in CI", EnvDSN)
 		}
-		t.Skipf("MySQL test skipped: set %s (for example root@tcp(127.0.0.1:3306)/) or run `make test`, which sets up a local MariaDB", EnvDSN)
+		t.Skipf("MySQL test skipped: run `make test` with MariaDB up on 127.0.0.1:3306 (LEASEGEN_START_MYSQL=1 make test starts an installed one), or set %s to a server DSN such as root@tcp(127.0.0.1:3306)/", EnvDSN)
 	}
 	return dsn
 }
