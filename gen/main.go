@@ -28,10 +28,15 @@ Flags:
 	fs.BoolVar(&cfg.Check, "check", false, "write nothing; exit 1 with a diff when a generated file is stale")
 	fs.StringVar(&cfg.Output, "output", DefaultOutput, "name of the generated file in each package")
 	fs.StringVar(&cfg.Schema, "schema", "", "also render the schema SQL for your own migration tool to this `file`")
+	fs.StringVar(&cfg.Engine, "schema-engine", "mysql", "the schema's database: mysql or sqlite")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if _, ok := schemaEngines[cfg.Engine]; !ok {
+		fmt.Fprintf(stderr, "leasegen: -schema-engine %q: use mysql or sqlite\n", cfg.Engine)
 		return 2
 	}
 	cfg.Patterns = fs.Args()

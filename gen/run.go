@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	stdcmp "cmp"
 	"errors"
 	"fmt"
 	"go/token"
@@ -22,6 +23,7 @@ type Config struct {
 	Patterns []string // packages; none means "."
 	Output   string   // file name inside each package (or an absolute path); "" means DefaultOutput
 	Schema   string   // when set, also render the schema SQL to this path (relative to Dir)
+	Engine   string   // the schema's engine: mysql (default) or sqlite
 	Check    bool     // compare instead of writing; ErrStale when different
 	Stderr   io.Writer
 }
@@ -77,7 +79,7 @@ func Generate(cfg Config) ([]File, error) {
 		if len(models) != 1 {
 			return nil, fmt.Errorf("-schema needs exactly one package, got %d", len(models))
 		}
-		sql, err := renderSchema(models[0])
+		sql, err := renderSchema(models[0], stdcmp.Or(cfg.Engine, "mysql"))
 		if err != nil {
 			return nil, err
 		}

@@ -69,6 +69,10 @@ func TestCommand(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "usage: leasegen") {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
+		code, _, stderr = run(t, bin, example, "-schema", "x.sql", "-schema-engine", "pg")
+		if code != 2 || !strings.Contains(stderr, `-schema-engine "pg": use mysql or sqlite`) {
+			t.Errorf("bad engine: exit %d, stderr %q", code, stderr)
+		}
 	})
 
 	t.Run("bad input: exit 1 with positions", func(t *testing.T) {
