@@ -106,9 +106,10 @@ func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID,
 		tasks[i] = t
 	}
 	if err := c.engine.store.check(ctx); err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
-	return c.engine.store.insert(ctx, q, tasks)
+	ids, err := c.engine.store.insert(ctx, q, tasks)
+	return ids, classify(err)
 }
 
 // newTask applies r's options and checks every bound of the task row.
@@ -151,7 +152,8 @@ func (c *Client) newTask(r Request) (newTask, error) {
 
 // Get returns the task with id, or ErrTaskNotFound.
 func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
-	return c.engine.store.get(ctx, id)
+	info, err := c.engine.store.get(ctx, id)
+	return info, classify(err)
 }
 
 // ListByOwner returns up to limit tasks of owner, newest first, in any of
@@ -163,7 +165,8 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 	if limit <= 0 {
 		return nil, fmt.Errorf("%w: list limit must be > 0, got %d", ErrInvalidTask, limit)
 	}
-	return c.engine.store.listByOwner(ctx, owner, statuses, limit)
+	infos, err := c.engine.store.listByOwner(ctx, owner, statuses, limit)
+	return infos, classify(err)
 }
 
 // Cancel asks for a task to stop. A queued task is CANCELLED at once and
@@ -174,11 +177,11 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 func (c *Client) Cancel(ctx context.Context, id TaskID) error {
 	changed, err := c.engine.store.requestCancel(ctx, id)
 	if err != nil || changed {
-		return err
+		return classify(err)
 	}
 	info, err := c.engine.store.get(ctx, id)
 	if err != nil {
-		return err
+		return classify(err)
 	}
 	if info.Status == StatusCancelRequested {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Engine is a database that holds leasegen's tables. Clients and workers
@@ -13,6 +14,9 @@ import (
 type Engine struct {
 	db    *sql.DB
 	store store
+	// conflictRetries counts operations run again after a deadlock, a
+	// lock-wait timeout or a busy database.
+	conflictRetries atomic.Int64
 
 	mu      sync.Mutex
 	waiters map[chan struct{}][]string // a worker's wake channel -> its types
@@ -24,7 +28,9 @@ type Engine struct {
 // first operation checks this and says what to change. Recommended too:
 // interpolateParams=true.
 func MySQL(db *sql.DB) *Engine {
-	return &Engine{db: db, store: newMySQLStore(db)}
+	e := &Engine{db: db}
+	e.store = newMySQLStore(db, &e.conflictRetries)
+	return e
 }
 
 // SQLite returns the engine for a SQLite database opened with the pure-Go
@@ -34,7 +40,9 @@ func MySQL(db *sql.DB) *Engine {
 //
 // Several processes on one machine may share the file.
 func SQLite(db *sql.DB) *Engine {
-	return &Engine{db: db, store: newSQLiteStore(db)}
+	e := &Engine{db: db}
+	e.store = newSQLiteStore(db, &e.conflictRetries)
+	return e
 }
 
 // DB returns the engine's database handle.
@@ -44,9 +52,9 @@ func (e *Engine) DB() *sql.DB { return e.db }
 // call from many processes at once.
 func (e *Engine) Migrate(ctx context.Context) error {
 	if err := e.store.check(ctx); err != nil {
-		return err
+		return classify(err)
 	}
-	return e.store.migrate(ctx)
+	return classify(e.store.migrate(ctx))
 }
 
 // subscribe registers a worker's wake channel for its task types.

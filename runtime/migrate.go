@@ -67,26 +67,17 @@ func splitStatements(body string) []string {
 // applyMigrations runs, on conn, every step not yet recorded in
 // leasegen_schema_migrations, recording each after its statements. The
 // caller serializes concurrent migrators (a named lock, a write transaction).
+// When every step is applied it runs no DDL at all, so a service whose
+// database user may only read and write rows can call Migrate at start.
 func applyMigrations(ctx context.Context, conn *sql.Conn, steps []migration, createTable, recordVersion string) error {
-	if _, err := conn.ExecContext(ctx, createTable); err != nil {
-		return fmt.Errorf("leasegen: migrate: %w", err)
-	}
-	applied := map[int]bool{}
-	rows, err := conn.QueryContext(ctx, "SELECT version FROM leasegen_schema_migrations")
+	applied, err := appliedVersions(ctx, conn)
 	if err != nil {
-		return fmt.Errorf("leasegen: migrate: %w", err)
-	}
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return err
+		if _, cerr := conn.ExecContext(ctx, createTable); cerr != nil {
+			return migrationError("create leasegen_schema_migrations", cerr)
 		}
-		applied[v] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+		if applied, err = appliedVersions(ctx, conn); err != nil {
+			return fmt.Errorf("leasegen: migrate: %w", err)
+		}
 	}
 	for _, m := range steps {
 		if applied[m.Version] {
@@ -94,12 +85,38 @@ func applyMigrations(ctx context.Context, conn *sql.Conn, steps []migration, cre
 		}
 		for _, stmt := range m.Statements {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("leasegen: migration %s: %w", m.Name, err)
+				return migrationError("migration "+m.Name, err)
 			}
 		}
 		if _, err := conn.ExecContext(ctx, recordVersion, m.Version, m.Name); err != nil {
-			return fmt.Errorf("leasegen: record migration %s: %w", m.Name, err)
+			return migrationError("record migration "+m.Name, err)
 		}
 	}
 	return nil
+}
+
+func appliedVersions(ctx context.Context, conn *sql.Conn) (map[int]bool, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT version FROM leasegen_schema_migrations")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		applied[v] = true
+	}
+	return applied, rows.Err()
+}
+
+// migrationError explains a refused migration statement: the runtime's
+// least-privilege user may not change the schema.
+func migrationError(what string, err error) error {
+	if deniedPrivilege(err) {
+		return fmt.Errorf("leasegen: %s: %w: run Migrate (or apply runtime/migrations) as a user with CREATE, ALTER, INDEX and DROP on the database; workers and clients need only SELECT, INSERT, UPDATE, DELETE", what, err)
+	}
+	return fmt.Errorf("leasegen: %s: %w", what, err)
 }

@@ -1,6 +1,9 @@
 package runtime
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // minPollWait is the first idle wait after a claim that found nothing; the
 // wait doubles up to Config.PollInterval while the queue stays empty.
@@ -56,7 +59,12 @@ func (w *Worker) pollLoop(req claimRequest) {
 // claimAndStart claims up to req.Max tasks and starts an execution for each.
 func (w *Worker) claimAndStart(req claimRequest) (int, error) {
 	start := w.cfg.Clock.Now()
-	claimed, err := w.engine.store.claim(w.runCtx, req)
+	// A claim takes milliseconds; one stuck on a stalled database must not
+	// stall the poller for the driver's read timeout. A claim that commits
+	// after its deadline leaves tasks that recovery requeues.
+	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+	defer cancel()
+	claimed, err := w.engine.store.claim(ctx, req)
 	if err != nil {
 		return 0, err
 	}

@@ -14,6 +14,10 @@ type Stats struct {
 	SelfFenced        int64 // executions cancelled because renewals failed too long
 	HeartbeatFailures int64 // renew statements that failed
 	Recovered         int64 // expired leases this worker's recoverer resolved
+	// ConflictRetries counts operations on the worker's engine (shared by
+	// every worker and client of it) run again after a deadlock, a lock-wait
+	// timeout or a busy SQLite database.
+	ConflictRetries int64
 }
 
 type stats struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -16,8 +17,9 @@ import (
 
 // mysqlStore runs the lease protocol on MySQL 8 or MariaDB 10.6+.
 type mysqlStore struct {
-	db *sql.DB
-	q  *mysqldb.Queries
+	db      *sql.DB
+	q       *mysqldb.Queries
+	retries *atomic.Int64 // the engine's conflict retries
 
 	mu      sync.Mutex
 	checked bool
@@ -29,8 +31,13 @@ type mysqlStore struct {
 	consecutiveIDs bool
 }
 
-func newMySQLStore(db *sql.DB) *mysqlStore {
-	return &mysqlStore{db: db, q: mysqldb.New()}
+func newMySQLStore(db *sql.DB, retries *atomic.Int64) *mysqlStore {
+	return &mysqlStore{db: db, q: mysqldb.New(), retries: retries}
+}
+
+// retry runs op again after a deadlock or lock-wait timeout.
+func (s *mysqlStore) retry(ctx context.Context, op func() error) error {
+	return withRetry(ctx, mysqlConflict, s.retries, op)
 }
 
 // check runs once per store until it succeeds: the session must compute
@@ -154,9 +161,17 @@ func micros(d time.Duration) int64 { return d.Microseconds() }
 
 // MySQL error numbers the store treats specially.
 const (
-	mysqlErrLockWaitTimeout = 1205
-	mysqlErrDeadlock        = 1213
+	mysqlErrDBAccessDenied    = 1044
+	mysqlErrTableAccessDenied = 1142
+	mysqlErrLockWaitTimeout   = 1205
+	mysqlErrDeadlock          = 1213
 )
+
+// deniedPrivilege reports a statement the user's grants do not allow.
+func deniedPrivilege(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == mysqlErrDBAccessDenied || me.Number == mysqlErrTableAccessDenied)
+}
 
 // mysqlConflict reports a deadlock or lock-wait timeout, after which the
 // whole operation may simply run again.
@@ -168,12 +183,13 @@ func mysqlConflict(err error) bool {
 // withRetry runs op, again after an error that conflict accepts (a
 // deadlock, a lock wait that timed out), up to three times. Only for
 // operations that own their transaction.
-func withRetry(ctx context.Context, conflict func(error) bool, op func() error) error {
+func withRetry(ctx context.Context, conflict func(error) bool, retries *atomic.Int64, op func() error) error {
 	var err error
 	for try := range 3 {
-		if err = op(); err == nil || !conflict(err) {
+		if err = op(); err == nil || !conflict(err) || try == 2 {
 			return err
 		}
+		retries.Add(1)
 		select {
 		case <-ctx.Done():
 			return err

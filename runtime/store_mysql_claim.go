@@ -23,7 +23,7 @@ func (s *mysqlStore) ensureLimits(ctx context.Context, scopes []string) error {
 // of the rows.
 func (s *mysqlStore) claim(ctx context.Context, req claimRequest) ([]claimedTask, error) {
 	var claimed []claimedTask
-	err := withRetry(ctx, mysqlConflict, func() error {
+	err := s.retry(ctx, func() error {
 		return inTx(ctx, s.db, func(tx *sql.Tx) error {
 			var err error
 			claimed, err = s.claimTx(ctx, tx, req)

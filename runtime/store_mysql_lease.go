@@ -19,7 +19,7 @@ func (s *mysqlStore) renew(ctx context.Context, owner string, lease time.Duratio
 		ids[i] = int64(r.ID)
 	}
 	var rows []mysqldb.TaskLeaseStatesRow
-	err := withRetry(ctx, mysqlConflict, func() error {
+	err := s.retry(ctx, func() error {
 		_, err := s.q.TaskRenewMany(ctx, s.db, mysqldb.TaskRenewManyParams{
 			LeaseUs: micros(lease), LeaseOwner: nullString(owner), Ids: ids,
 		})
@@ -109,7 +109,7 @@ func (s *mysqlStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key st
 // SKIP LOCKED keeps concurrent recoverers off each other's rows.
 func (s *mysqlStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error) {
 	var recovered []recoveredTask
-	err := withRetry(ctx, mysqlConflict, func() error {
+	err := s.retry(ctx, func() error {
 		recovered = nil
 		return inTx(ctx, s.db, func(tx *sql.Tx) error {
 			rows, err := s.q.TaskRecoverCandidates(ctx, tx, mysqldb.TaskRecoverCandidatesParams{Limit: int32(batch)})

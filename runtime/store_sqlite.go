@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
@@ -19,15 +20,21 @@ import (
 // limit rows are needed. Instants are milliseconds since the epoch from
 // unixepoch('subsec'), the database's clock.
 type sqliteStore struct {
-	db *sql.DB
-	q  *sqlitedb.Queries
+	db      *sql.DB
+	q       *sqlitedb.Queries
+	retries *atomic.Int64 // the engine's conflict retries
 
 	mu      sync.Mutex
 	checked bool
 }
 
-func newSQLiteStore(db *sql.DB) *sqliteStore {
-	return &sqliteStore{db: db, q: sqlitedb.New()}
+func newSQLiteStore(db *sql.DB, retries *atomic.Int64) *sqliteStore {
+	return &sqliteStore{db: db, q: sqlitedb.New(), retries: retries}
+}
+
+// retry runs op again after the database stayed busy past the busy timeout.
+func (s *sqliteStore) retry(ctx context.Context, op func() error) error {
+	return withRetry(ctx, sqliteBusy, s.retries, op)
 }
 
 // SQLiteDSN returns the DSN of a SQLite file for the pure-Go driver
@@ -80,7 +87,7 @@ func sqliteBusy(err error) bool {
 // whatever the DSN's _txlock: a deferred transaction that reads first
 // cannot always upgrade to a writer.
 func (s *sqliteStore) immediate(ctx context.Context, fn func(conn *sql.Conn) error) error {
-	return withRetry(ctx, sqliteBusy, func() error {
+	return s.retry(ctx, func() error {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
 			return err
@@ -130,7 +137,7 @@ func (s *sqliteStore) listByOwner(ctx context.Context, owner string, statuses []
 
 func (s *sqliteStore) requestCancel(ctx context.Context, id TaskID) (bool, error) {
 	var n int64
-	err := withRetry(ctx, sqliteBusy, func() error {
+	err := s.retry(ctx, func() error {
 		var err error
 		n, err = s.q.TaskCancelRequest(ctx, s.db, sqlitedb.TaskCancelRequestParams{ID: int64(id)})
 		return err

@@ -15,7 +15,7 @@ import (
 func (s *sqliteStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
 	if db, ok := q.(*sql.DB); ok && len(tasks) > 1 {
 		var ids []TaskID
-		err := withRetry(ctx, sqliteBusy, func() error {
+		err := s.retry(ctx, func() error {
 			tx, err := db.BeginTx(ctx, nil)
 			if err != nil {
 				return err

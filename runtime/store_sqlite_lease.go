@@ -83,7 +83,7 @@ func (s *sqliteStore) renew(ctx context.Context, owner string, lease time.Durati
 		ids[i] = int64(r.ID)
 	}
 	var rows []sqlitedb.TaskRenewManyRow
-	err := withRetry(ctx, sqliteBusy, func() error {
+	err := s.retry(ctx, func() error {
 		var err error
 		rows, err = s.q.TaskRenewMany(ctx, s.db, sqlitedb.TaskRenewManyParams{Column1: millis(lease), LeaseOwner: nullString(owner), Ids: ids})
 		return err
@@ -119,7 +119,7 @@ func (s *sqliteStore) fail(ctx context.Context, owner string, ref leaseRef, f fa
 		next = StatusQueued
 	}
 	var n int64
-	err := withRetry(ctx, sqliteBusy, func() error {
+	err := s.retry(ctx, func() error {
 		var err error
 		n, err = s.q.TaskFail(ctx, s.db, sqlitedb.TaskFailParams{
 			NextStatus: string(next), BackoffMs: millis(f.Backoff), LastError: nullString(f.Message),
@@ -135,7 +135,7 @@ func (s *sqliteStore) fail(ctx context.Context, owner string, ref leaseRef, f fa
 
 func (s *sqliteStore) release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error) {
 	var n int64
-	err := withRetry(ctx, sqliteBusy, func() error {
+	err := s.retry(ctx, func() error {
 		var err error
 		n, err = s.q.TaskRelease(ctx, s.db, sqlitedb.TaskReleaseParams{
 			DelayMs: millis(delay), ID: int64(ref.ID), LeaseOwner: nullString(owner), Attempt: int64(ref.Attempt),

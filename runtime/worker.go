@@ -62,7 +62,11 @@ func NewWorker(engine *Engine, cfg Config) (*Worker, error) {
 func (w *Worker) ID() string { return w.cfg.WorkerID }
 
 // Stats returns what the worker did so far.
-func (w *Worker) Stats() Stats { return w.stats.snapshot() }
+func (w *Worker) Stats() Stats {
+	s := w.stats.snapshot()
+	s.ConflictRetries = w.engine.conflictRetries.Load()
+	return s
+}
 
 // Handle registers fn for taskType. It must be called before Start, once
 // per type.
@@ -100,7 +104,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 	}
 	if err := w.engine.store.check(ctx); err != nil {
-		return err
+		return classify(err)
 	}
 	req := w.claimTemplate()
 	if err := w.engine.store.ensureLimits(ctx, limitScopes(req)); err != nil {
