@@ -6,10 +6,12 @@ STATICCHECK := $(GO) tool -modfile=tools.mod staticcheck
 # Sets LEASEGEN_MYSQL_DSN, starting MariaDB when it is installed but down.
 MYSQL_ENV := eval "$$(scripts/mysql-env.sh)"
 
-.PHONY: help generate check lint test test-short bench bench-gen demo
+.PHONY: help generate check lint test test-short bench bench-gen demo fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+FUZZTIME ?= 10s
 
 # Packages outside ./... : the example service and the golden cases.
 TESTDATA := ./testdata/example/... ./testdata/golden/...
@@ -35,6 +37,10 @@ test-short: ## tests without the long concurrency and kill -9 runs
 
 demo: ## the demo: three worker processes, a kill -9, on an embedded SQLite file
 	$(GO) run ./cmd/leasegen-demo
+
+fuzz: ## short fuzz runs (FUZZTIME each, default 10s) of the annotation parser and payload decoding
+	$(GO) test ./gen -run '^$$' -fuzz FuzzParseDirective -fuzztime $(FUZZTIME)
+	$(GO) test ./testdata/example/billing -run '^$$' -fuzz FuzzNotifyPayloadDecoding -fuzztime $(FUZZTIME)
 
 bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
 	scripts/gen-bench.sh

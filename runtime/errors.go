@@ -54,6 +54,13 @@ func Permanent(err error) error {
 	return &permanentError{err: err}
 }
 
+// IsPermanent reports whether err was marked with Permanent: the task fails
+// without further attempts.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}
+
 // snoozeError asks for the task to run again later.
 type snoozeError struct{ after time.Duration }
 

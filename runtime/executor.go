@@ -134,8 +134,7 @@ func (e *execution) finish(err error) {
 
 func (e *execution) fail(ctx context.Context, err, cause error) {
 	w := e.w
-	var permanent *permanentError
-	retry := !errors.As(err, &permanent) && attemptsLeft(e.ref.Attempt, e.freeAttempts, e.task.MaxAttempts)
+	retry := !IsPermanent(err) && attemptsLeft(e.ref.Attempt, e.freeAttempts, e.task.MaxAttempts)
 	msg := err.Error()
 	if cause != nil && !errors.Is(err, cause) {
 		msg = fmt.Sprintf("%s (context: %v)", msg, cause)

@@ -273,3 +273,25 @@ func TestConfigValidation(t *testing.T) {
 		t.Error("negative concurrency accepted")
 	}
 }
+
+// A task type no worker knows is left alone: not claimed, not failed, still
+// visible to listings, while known types keep flowing.
+func TestUnknownTypeStaysQueued(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		ghost := b.enqueue(t, "ghost", WithOwner("o"))
+		b.startWorker(t, testConfig(), map[string]HandlerFunc{
+			"known": func(context.Context, *Task) error { return nil },
+		})
+		for range 3 {
+			b.waitStatus(t, b.enqueue(t, "known"), StatusSuccess, 5*time.Second)
+		}
+		info, err := b.client.Get(bg, ghost)
+		dbtest.Must(t, "get", err)
+		if info.Status != StatusQueued || info.Attempt != 0 {
+			t.Errorf("unknown type: %s after %d attempts, want QUEUED and untouched", info.Status, info.Attempt)
+		}
+		if list, _ := b.client.ListByOwner(bg, "o", 10, StatusQueued); len(list) != 1 {
+			t.Errorf("listing shows %d queued tasks of the owner, want the ghost", len(list))
+		}
+	})
+}

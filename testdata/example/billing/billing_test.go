@@ -265,7 +265,10 @@ func TestUndecodablePayloadFailsPermanently(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, b *bundle) {
 		id, err := b.rt.Enqueue(bg, TaskNotify, []byte(`{"user_id":"not a number"}`))
 		dbtest.Must(t, "enqueue", err)
+		good, err := b.client.EnqueueNotify(bg, NotifyPayload{UserID: 1, Message: "fine"})
+		dbtest.Must(t, "enqueue", err)
 		b.startWorker(t)
+		b.wait(t, good) // other tasks keep flowing
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			info, _ := b.rt.Get(bg, id)

@@ -1,0 +1,123 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+)
+
+// leastPrivilegeGrants are the grants a service's database user needs to
+// enqueue and work (docs/security.md); Migrate needs more.
+var leastPrivilegeGrants = []string{
+	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_tasks TO %s",
+	"GRANT SELECT, INSERT, UPDATE ON %s.leasegen_limits TO %s",
+	"GRANT SELECT, INSERT ON %s.leasegen_idempotency_keys TO %s",
+	"GRANT SELECT ON %s.leasegen_schema_migrations TO %s",
+}
+
+// A user with only the documented grants can run workers and clients,
+// including Migrate on a current schema; a pending migration fails saying
+// which privileges it needs.
+func TestLeastPrivilegeUser(t *testing.T) {
+	t.Parallel()
+	server := dbtest.StartServer(t)
+	adminDSN := server.NewDatabase("app")
+	admin := openDSN(t, adminDSN)
+	dbtest.Must(t, "migrate as admin", MySQL(admin).Migrate(bg))
+	user := "'worker'@'127.0.0.1'"
+	for _, stmt := range append([]string{"CREATE USER " + user + " IDENTIFIED BY 'w0rker-pw'"}, leastPrivilegeGrants...) {
+		if strings.Contains(stmt, "%s") {
+			stmt = fmt.Sprintf(stmt, "app", user)
+		}
+		_, err := admin.Exec(stmt)
+		dbtest.Must(t, stmt, err)
+	}
+	cfg, _ := mysql.ParseDSN(adminDSN)
+	cfg.User, cfg.Passwd = "worker", "w0rker-pw"
+	db := openDSN(t, cfg.FormatDSN())
+	b := &testBundle{kind: kindMySQL, db: &testDB{DB: db, DSN: cfg.FormatDSN(), kind: kindMySQL}, engine: MySQL(db)}
+	dbtest.Must(t, "Migrate on a current schema", b.engine.Migrate(bg))
+	var err error
+	b.client, err = NewClient(b.engine, ClientConfig{})
+	dbtest.Must(t, "client", err)
+	cfgW := testConfig()
+	cfgW.GlobalLimit = 4
+	b.startWorker(t, cfgW, map[string]HandlerFunc{
+		"pay": func(ctx context.Context, task *Task) error {
+			return RunIdempotent(ctx, task, string(task.Payload), func(context.Context, *sql.Tx) error { return nil })
+		},
+	})
+	id, err := b.client.Enqueue(bg, "pay", []byte("order-1"))
+	dbtest.Must(t, "enqueue", err)
+	b.waitStatus(t, id, StatusSuccess, 10*time.Second)
+
+	// A pending migration needs schema privileges, and says so.
+	_, err = admin.Exec("DELETE FROM leasegen_schema_migrations WHERE version = 2")
+	dbtest.Must(t, "forget a migration", err)
+	err = MySQL(db).Migrate(bg)
+	if err == nil || !strings.Contains(err.Error(), "as a user with CREATE, ALTER, INDEX and DROP") {
+		t.Errorf("pending migration as the worker user: err = %v, want the privileges it needs", err)
+	}
+}
+
+// Passwords in DSNs never reach errors or logs.
+func TestPasswordsStayOutOfErrorsAndLogs(t *testing.T) {
+	t.Parallel()
+	dsn := dbtest.ServerDSN(t)
+	cfg, err := mysql.ParseDSN(dsn)
+	dbtest.Must(t, "dsn", err)
+	cfg.User, cfg.Passwd, cfg.DBName = "nobody", "s3cret-pw-417", "nothing"
+	cfg.Params = map[string]string{"parseTime": "true"}
+	db := openDSN(t, cfg.FormatDSN())
+	var logs safeBuffer
+	engine := MySQL(db)
+	var errs []error
+	errs = append(errs, engine.Migrate(bg))
+	client, _ := NewClient(engine, ClientConfig{})
+	_, err = client.Enqueue(bg, "x", nil)
+	errs = append(errs, err)
+	wcfg := testConfig()
+	wcfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	w, err := NewWorker(engine, wcfg)
+	dbtest.Must(t, "worker", err)
+	dbtest.Must(t, "handle", w.Handle("x", func(context.Context, *Task) error { return nil }))
+	errs = append(errs, w.Start(bg))
+	for _, err := range errs {
+		if err == nil {
+			t.Fatal("a bad login succeeded")
+		}
+		if strings.Contains(err.Error(), cfg.Passwd) {
+			t.Errorf("error shows the password: %v", err)
+		}
+	}
+	if strings.Contains(logs.String(), cfg.Passwd) {
+		t.Errorf("logs show the password:\n%s", logs.String())
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
