@@ -307,9 +307,27 @@ func TestFaultLockWaitTimeoutsAreRetried(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
+	// Enqueuers keep adding work under the same contention.
+	enqueued := 0
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := b.client.Enqueue(bg, "work", []byte("5")); err != nil {
+				t.Errorf("enqueue under contention: %v", err)
+				return
+			}
+			enqueued++
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 	time.Sleep(4 * time.Second)
 	close(stop)
 	wg.Wait()
+	r.tasks += enqueued
 	r.waitFinished(t, r.tasks, time.Minute)
 	reran := r.verify(t)
 	retries := r.workers[0].Stats().ConflictRetries + r.workers[1].Stats().ConflictRetries +
@@ -317,5 +335,5 @@ func TestFaultLockWaitTimeoutsAreRetried(t *testing.T) {
 	if retries == 0 {
 		t.Error("no conflict retries counted while claims hit lock-wait timeouts")
 	}
-	t.Logf("lock waits: %d retries counted, %d tasks ran again, 0 lost", retries, reran)
+	t.Logf("lock waits: %d tasks (%d enqueued during the contention), %d retries counted, %d tasks ran again, 0 lost", r.tasks, enqueued, retries, reran)
 }
