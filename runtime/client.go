@@ -109,7 +109,18 @@ func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID,
 		return nil, classify(err)
 	}
 	ids, err := c.engine.store.insert(ctx, q, tasks)
-	return ids, classify(err)
+	if err != nil {
+		return nil, classify(err)
+	}
+	for i := 0; i < len(tasks); {
+		j := i + 1
+		for j < len(tasks) && tasks[j].Type == tasks[i].Type {
+			j++
+		}
+		c.engine.observer.TasksEnqueued(tasks[i].Type, j-i)
+		i = j
+	}
+	return ids, nil
 }
 
 // newTask applies r's options and checks every bound of the task row.

@@ -3,9 +3,15 @@ package runtime
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/leasegen/leasegen/runtime/migrations"
 )
 
 // Engine is a database that holds leasegen's tables. Clients and workers
@@ -14,9 +20,13 @@ import (
 type Engine struct {
 	db    *sql.DB
 	store store
+	// migrations holds this engine's NNNN_name.sql files under dir.
+	migrations fs.FS
+	dir        string
 	// conflictRetries counts operations run again after a deadlock, a
 	// lock-wait timeout or a busy database.
 	conflictRetries atomic.Int64
+	observer        Observer
 
 	mu      sync.Mutex
 	waiters map[chan struct{}][]string // a worker's wake channel -> its types
@@ -27,10 +37,24 @@ type Engine struct {
 // (time_zone=%27%2B00%3A00%27 unless the server's own zone is UTC); the
 // first operation checks this and says what to change. Recommended too:
 // interpolateParams=true.
-func MySQL(db *sql.DB) *Engine {
-	e := &Engine{db: db}
-	e.store = newMySQLStore(db, &e.conflictRetries)
+func MySQL(db *sql.DB, opts ...EngineOption) *Engine {
+	e := newEngine(db, migrations.MySQL, "mysql", opts)
+	e.store = newMySQLStore(db, e.conflictRetried)
 	return e
+}
+
+func newEngine(db *sql.DB, fsys fs.FS, dir string, opts []EngineOption) *Engine {
+	e := &Engine{db: db, migrations: fsys, dir: dir, observer: nopObserver{}}
+	for _, opt := range opts {
+		opt(e)
+	}
+	return e
+}
+
+// conflictRetried counts a retried operation.
+func (e *Engine) conflictRetried() {
+	e.conflictRetries.Add(1)
+	e.observer.ConflictRetried()
 }
 
 // SQLite returns the engine for a SQLite database opened with the pure-Go
@@ -39,9 +63,9 @@ func MySQL(db *sql.DB) *Engine {
 //	db, err := sql.Open("sqlite", runtime.SQLiteDSN("tasks.db"))
 //
 // Several processes on one machine may share the file.
-func SQLite(db *sql.DB) *Engine {
-	e := &Engine{db: db}
-	e.store = newSQLiteStore(db, &e.conflictRetries)
+func SQLite(db *sql.DB, opts ...EngineOption) *Engine {
+	e := newEngine(db, migrations.SQLite, "sqlite", opts)
+	e.store = newSQLiteStore(db, e.conflictRetried)
 	return e
 }
 
@@ -55,6 +79,47 @@ func (e *Engine) Migrate(ctx context.Context) error {
 		return classify(err)
 	}
 	return classify(e.store.migrate(ctx))
+}
+
+// MigrationState is one schema version and whether it is applied.
+type MigrationState struct {
+	Version   int
+	Name      string
+	AppliedAt time.Time // zero while pending
+}
+
+// MigrationStatus lists every schema version of the engine, applied or not.
+func (e *Engine) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
+	steps, err := loadMigrations(e.migrations, e.dir)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := e.store.migrationStatus(ctx)
+	if err != nil && !missingSchema(err) {
+		return nil, classify(err)
+	}
+	states := make([]MigrationState, len(steps))
+	for i, m := range steps {
+		states[i] = MigrationState{Version: m.Version, Name: m.Name, AppliedAt: applied[m.Version]}
+	}
+	return states, nil
+}
+
+// MigrationSQL returns the engine's migrations as one SQL script, in order.
+func (e *Engine) MigrationSQL() (string, error) {
+	names, err := fs.Glob(e.migrations, e.dir+"/*.sql")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, name := range names {
+		body, err := fs.ReadFile(e.migrations, name)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "-- %s\n%s\n", name, strings.TrimSpace(string(body)))
+	}
+	return b.String(), nil
 }
 
 // subscribe registers a worker's wake channel for its task types.

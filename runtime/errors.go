@@ -21,6 +21,9 @@ var (
 	ErrInvalidConfig = errors.New("leasegen: invalid config")
 	// ErrSessionNotUTC reports a MySQL session whose time zone is not UTC.
 	ErrSessionNotUTC = errors.New("leasegen: MySQL session time zone is not UTC")
+	// ErrTaskNotRetryable reports a retry of a task that has not failed or
+	// been cancelled.
+	ErrTaskNotRetryable = errors.New("leasegen: task cannot be retried")
 	// ErrWorkerStarted reports a change to a worker that is already running.
 	ErrWorkerStarted = errors.New("leasegen: worker already started")
 

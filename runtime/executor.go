@@ -27,6 +27,8 @@ type execution struct {
 	// keep failing: it fires at the last renewal's start + lease - margin.
 	fence *time.Timer
 
+	started time.Time // when the handler started, on the worker's clock
+
 	mu            sync.Mutex
 	result        string
 	completedInTx bool
@@ -58,6 +60,7 @@ func (w *Worker) startExecution(c claimedTask, claimStart time.Time, lease time.
 	w.active[e.ref] = e
 	w.mu.Unlock()
 	w.stats.claimed.Add(1)
+	w.engine.observer.TaskStarted(c.Type, c.StartedAt.Sub(c.AvailableAt))
 	go e.run()
 }
 
@@ -85,8 +88,10 @@ func (e *execution) run() {
 	defer e.cancel(context.Canceled)
 	defer e.stopTimeout()
 	defer e.fence.Stop()
+	e.started = e.w.cfg.Clock.Now()
 	err := e.callHandler()
-	e.finish(err)
+	ran := e.w.cfg.Clock.Now().Sub(e.started)
+	e.w.engine.observer.TaskFinished(e.task.Type, e.finish(err), ran)
 }
 
 // callHandler runs the handler, turning a panic into an error with its stack.
@@ -99,21 +104,21 @@ func (e *execution) callHandler() (err error) {
 	return e.h.fn(e.ctx, &e.task)
 }
 
-// finish records the outcome with one fenced write.
-func (e *execution) finish(err error) {
+// finish records the outcome with one fenced write and returns it.
+func (e *execution) finish(err error) string {
 	w := e.w
 	e.mu.Lock()
 	result, inTx := e.result, e.completedInTx
 	e.mu.Unlock()
 	if err == nil && inTx {
 		w.stats.completed.Add(1)
-		return
+		return OutcomeSuccess
 	}
 	cause := context.Cause(e.ctx)
 	if errors.Is(cause, ErrLeaseLost) {
 		w.cfg.Logger.Warn("leasegen: execution ended after its lease was lost; the result is discarded",
 			e.logAttrs("err", err)...)
-		return
+		return OutcomeLost
 	}
 	ctx, cancel := context.WithTimeout(w.runCtx, e.lease)
 	defer cancel()
@@ -122,17 +127,17 @@ func (e *execution) finish(err error) {
 	switch {
 	case err == nil:
 		ok, werr := w.engine.store.complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
-		e.record(ok, werr, &w.stats.completed, "complete")
+		return e.record(ok, werr, &w.stats.completed, "complete", OutcomeSuccess)
 	case errors.As(err, &snooze):
-		e.release(ctx, snooze.after)
+		return e.release(ctx, snooze.after)
 	case errors.Is(cause, ErrWorkerStopping):
-		e.release(ctx, 0)
+		return e.release(ctx, 0)
 	default:
-		e.fail(ctx, err, cause)
+		return e.fail(ctx, err, cause)
 	}
 }
 
-func (e *execution) fail(ctx context.Context, err, cause error) {
+func (e *execution) fail(ctx context.Context, err, cause error) string {
 	w := e.w
 	retry := !IsPermanent(err) && attemptsLeft(e.ref.Attempt, e.freeAttempts, e.task.MaxAttempts)
 	msg := err.Error()
@@ -140,32 +145,36 @@ func (e *execution) fail(ctx context.Context, err, cause error) {
 		msg = fmt.Sprintf("%s (context: %v)", msg, cause)
 	}
 	f := failure{Retry: retry, Message: msg}
-	counter := &w.stats.failed
+	counter, outcome := &w.stats.failed, OutcomeFailed
 	if retry {
 		f.Backoff = e.h.cfg.backoff(e.ref.Attempt - e.freeAttempts)
-		counter = &w.stats.retried
+		counter, outcome = &w.stats.retried, OutcomeRetry
 	}
 	ok, werr := w.engine.store.fail(ctx, w.cfg.WorkerID, e.ref, f)
-	e.record(ok, werr, counter, "fail")
+	return e.record(ok, werr, counter, "fail", outcome)
 }
 
 // release hands the task back without using an attempt.
-func (e *execution) release(ctx context.Context, delay time.Duration) {
+func (e *execution) release(ctx context.Context, delay time.Duration) string {
 	ok, err := e.w.engine.store.release(ctx, e.w.cfg.WorkerID, e.ref, delay)
-	e.record(ok, err, &e.w.stats.released, "release")
+	return e.record(ok, err, &e.w.stats.released, "release", OutcomeReleased)
 }
 
-// record counts a fenced write; a rejected or failed one leaves the task to
-// recovery, which requeues it after its lease expires.
-func (e *execution) record(ok bool, err error, counter interface{ Add(int64) int64 }, op string) {
+// record counts a fenced write and returns the execution's outcome; a
+// rejected or failed write leaves the task to recovery, which requeues it
+// after its lease expires.
+func (e *execution) record(ok bool, err error, counter interface{ Add(int64) int64 }, op, outcome string) string {
 	switch {
 	case err != nil:
 		e.w.cfg.Logger.Error("leasegen: "+op+" failed; recovery will requeue the task", e.logAttrs("err", err)...)
+		return OutcomeError
 	case !ok:
 		e.w.stats.staleWrites.Add(1)
 		e.w.cfg.Logger.Warn("leasegen: "+op+" rejected by the lease fence", e.logAttrs()...)
+		return OutcomeStale
 	default:
 		counter.Add(1)
+		return outcome
 	}
 }
 

@@ -49,9 +49,17 @@ func (w *Worker) renew(lease time.Duration, execs []*execution) {
 	states, err := w.engine.store.renew(ctx, w.cfg.WorkerID, lease, refs)
 	if err != nil {
 		w.stats.heartbeatFailures.Add(1)
+		w.engine.observer.HeartbeatFailed(len(refs))
 		w.cfg.Logger.Warn("leasegen: lease renewal failed", "worker", w.cfg.WorkerID, "tasks", len(refs), "err", err)
 		return
 	}
+	held := 0
+	for _, st := range states {
+		if st.Held {
+			held++
+		}
+	}
+	w.engine.observer.LeasesRenewed(len(refs), held)
 	for _, st := range states {
 		e := byRef[st.Ref]
 		switch {

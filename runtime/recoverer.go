@@ -33,6 +33,7 @@ func (w *Worker) recoverPass() {
 			return
 		}
 		for _, r := range recovered {
+			w.engine.observer.LeaseRecovered(r.Outcome, r.Overdue)
 			w.cfg.Logger.Info("leasegen: recovered expired lease", "worker", w.cfg.WorkerID,
 				"task_id", r.ID, "outcome", r.Outcome, "overdue", r.Overdue)
 		}

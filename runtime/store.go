@@ -37,6 +37,13 @@ type store interface {
 	fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error)
 	release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error)
 	recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error)
+	list(ctx context.Context, f Filter) ([]TaskInfo, error)
+	// retryTask reports whether the task changed state.
+	retryTask(ctx context.Context, id TaskID) (bool, error)
+	purgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error)
+	stats(ctx context.Context) (QueueStats, error)
+	migrationStatus(ctx context.Context) (map[int]time.Time, error)
+
 	// recordKey records an idempotency key in the caller's transaction and
 	// reports whether it was new.
 	recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (bool, error)

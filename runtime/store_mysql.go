@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -19,7 +18,7 @@ import (
 type mysqlStore struct {
 	db      *sql.DB
 	q       *mysqldb.Queries
-	retries *atomic.Int64 // the engine's conflict retries
+	onRetry func() // counts a conflict retry
 
 	mu      sync.Mutex
 	checked bool
@@ -31,13 +30,13 @@ type mysqlStore struct {
 	consecutiveIDs bool
 }
 
-func newMySQLStore(db *sql.DB, retries *atomic.Int64) *mysqlStore {
-	return &mysqlStore{db: db, q: mysqldb.New(), retries: retries}
+func newMySQLStore(db *sql.DB, onRetry func()) *mysqlStore {
+	return &mysqlStore{db: db, q: mysqldb.New(), onRetry: onRetry}
 }
 
 // retry runs op again after a deadlock or lock-wait timeout.
 func (s *mysqlStore) retry(ctx context.Context, op func() error) error {
-	return withRetry(ctx, mysqlConflict, s.retries, op)
+	return withRetry(ctx, mysqlConflict, s.onRetry, op)
 }
 
 // check runs once per store until it succeeds: the session must compute
@@ -163,6 +162,7 @@ func micros(d time.Duration) int64 { return d.Microseconds() }
 const (
 	mysqlErrDBAccessDenied    = 1044
 	mysqlErrTableAccessDenied = 1142
+	mysqlErrNoSuchTable       = 1146
 	mysqlErrLockWaitTimeout   = 1205
 	mysqlErrDeadlock          = 1213
 )
@@ -183,13 +183,13 @@ func mysqlConflict(err error) bool {
 // withRetry runs op, again after an error that conflict accepts (a
 // deadlock, a lock wait that timed out), up to three times. Only for
 // operations that own their transaction.
-func withRetry(ctx context.Context, conflict func(error) bool, retries *atomic.Int64, op func() error) error {
+func withRetry(ctx context.Context, conflict func(error) bool, onRetry func(), op func() error) error {
 	var err error
 	for try := range 3 {
 		if err = op(); err == nil || !conflict(err) || try == 2 {
 			return err
 		}
-		retries.Add(1)
+		onRetry()
 		select {
 		case <-ctx.Done():
 			return err

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
@@ -22,19 +21,19 @@ import (
 type sqliteStore struct {
 	db      *sql.DB
 	q       *sqlitedb.Queries
-	retries *atomic.Int64 // the engine's conflict retries
+	onRetry func() // counts a conflict retry
 
 	mu      sync.Mutex
 	checked bool
 }
 
-func newSQLiteStore(db *sql.DB, retries *atomic.Int64) *sqliteStore {
-	return &sqliteStore{db: db, q: sqlitedb.New(), retries: retries}
+func newSQLiteStore(db *sql.DB, onRetry func()) *sqliteStore {
+	return &sqliteStore{db: db, q: sqlitedb.New(), onRetry: onRetry}
 }
 
 // retry runs op again after the database stayed busy past the busy timeout.
 func (s *sqliteStore) retry(ctx context.Context, op func() error) error {
-	return withRetry(ctx, sqliteBusy, s.retries, op)
+	return withRetry(ctx, sqliteBusy, s.onRetry, op)
 }
 
 // SQLiteDSN returns the DSN of a SQLite file for the pure-Go driver

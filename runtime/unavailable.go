@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/go-sql-driver/mysql"
@@ -17,12 +18,30 @@ import (
 // atomic); calling again later is safe.
 var ErrUnavailable = errors.New("leasegen: database unavailable, retry later")
 
-// classify marks connection failures with ErrUnavailable.
+// ErrNoSchema reports a database without leasegen's tables.
+var ErrNoSchema = errors.New("leasegen: the database has no leasegen schema: run Engine.Migrate (or leasectl migrate up)")
+
+// classify marks connection failures with ErrUnavailable and missing tables
+// with ErrNoSchema.
 func classify(err error) error {
-	if err == nil || errors.Is(err, ErrUnavailable) || !unavailable(err) {
+	switch {
+	case err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNoSchema):
 		return err
+	case unavailable(err):
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case missingSchema(err):
+		return fmt.Errorf("%w: %w", ErrNoSchema, err)
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return err
+}
+
+// missingSchema reports a statement on a table that does not exist.
+func missingSchema(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == mysqlErrNoSuchTable
+	}
+	return strings.Contains(err.Error(), "no such table: leasegen_")
 }
 
 // unavailable reports errors that mean "no database right now" rather than

@@ -193,7 +193,7 @@ func (w *Worker) releaseAll() {
 	}
 	for _, e := range w.snapshot() {
 		ctx, cancel := context.WithTimeout(w.runCtx, e.lease)
-		e.release(ctx, 0)
+		_ = e.release(ctx, 0) // the execution reports its own outcome when it returns
 		cancel()
 	}
 }

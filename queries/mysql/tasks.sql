@@ -167,3 +167,48 @@ WHERE id IN (sqlc.slice(ids))
 -- rolls back).
 INSERT IGNORE INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
 VALUES (?, ?, ?, NOW(3));
+
+-- name: TaskCountByTypeStatus :many
+-- Queue depth: an index-only scan of leasegen_tasks_stats.
+SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
+GROUP BY status, task_type;
+
+-- name: TaskOldestQueued :many
+SELECT task_type, CAST(MIN(available_at) AS DATETIME(3)) AS oldest FROM leasegen_tasks
+WHERE status = 'QUEUED'
+GROUP BY task_type;
+
+-- name: TaskRunningByOwner :many
+SELECT COALESCE(lease_owner, '') AS owner, COUNT(*) AS tasks FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+GROUP BY lease_owner;
+
+-- name: TaskList :many
+-- Empty filters match everything; min_age_us keeps tasks created at least
+-- that long ago.
+SELECT * FROM leasegen_tasks
+WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
+  AND (sqlc.arg(task_type) = '' OR task_type = sqlc.arg(task_type))
+  AND (sqlc.arg(owner_id) = '' OR owner_id = sqlc.arg(owner_id))
+  AND created_at <= NOW(3) - INTERVAL sqlc.arg(min_age_us) MICROSECOND
+ORDER BY id DESC
+LIMIT ?;
+
+-- name: TaskRetry :execrows
+-- A FAILED or CANCELLED task runs again with all its attempts: free_attempts
+-- catches up with attempt, which keeps rising as the fencing token.
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  available_at = NOW(3),
+  free_attempts = attempt,
+  finished_at = NULL,
+  lease_until = NULL,
+  updated_at = NOW(3)
+WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
+
+-- name: TaskPurge :execrows
+-- One batch of finished tasks older than the cutoff.
+DELETE FROM leasegen_tasks
+WHERE finished_at < NOW(3) - INTERVAL sqlc.arg(age_us) MICROSECOND
+  AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+LIMIT ?;

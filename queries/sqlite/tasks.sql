@@ -140,3 +140,45 @@ WHERE id IN (sqlc.slice(ids))
 INSERT INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
 VALUES (?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ON CONFLICT DO NOTHING;
+
+-- name: TaskCountByTypeStatus :many
+SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
+GROUP BY status, task_type;
+
+-- name: TaskOldestQueued :many
+SELECT task_type, CAST(MIN(available_at) AS INTEGER) AS oldest FROM leasegen_tasks
+WHERE status = 'QUEUED'
+GROUP BY task_type;
+
+-- name: TaskRunningByOwner :many
+SELECT CAST(COALESCE(lease_owner, '') AS TEXT) AS owner, COUNT(*) AS tasks FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+GROUP BY lease_owner;
+
+-- name: TaskList :many
+SELECT * FROM leasegen_tasks
+WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
+  AND (sqlc.arg(task_type) = '' OR task_type = sqlc.arg(task_type))
+  AND (sqlc.arg(owner_id) = '' OR owner_id = sqlc.arg(owner_id))
+  AND created_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER) - sqlc.arg(min_age_ms)
+ORDER BY id DESC
+LIMIT sqlc.arg(lim);
+
+-- name: TaskRetry :execrows
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
+  free_attempts = attempt,
+  finished_at = NULL,
+  lease_until = NULL,
+  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
+
+-- name: TaskPurge :execrows
+DELETE FROM leasegen_tasks
+WHERE id IN (
+  SELECT id FROM leasegen_tasks
+  WHERE finished_at < CAST(unixepoch('subsec') * 1000 AS INTEGER) - sqlc.arg(age_ms)
+    AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+  LIMIT sqlc.arg(lim)
+);

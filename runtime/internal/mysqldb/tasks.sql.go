@@ -245,6 +245,41 @@ func (q *Queries) TaskComplete(ctx context.Context, db DBTX, arg TaskCompletePar
 	return result.RowsAffected()
 }
 
+const taskCountByTypeStatus = `-- name: TaskCountByTypeStatus :many
+SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
+GROUP BY status, task_type
+`
+
+type TaskCountByTypeStatusRow struct {
+	TaskType string
+	Status   string
+	Tasks    int64
+}
+
+// Queue depth: an index-only scan of leasegen_tasks_stats.
+func (q *Queries) TaskCountByTypeStatus(ctx context.Context, db DBTX) ([]TaskCountByTypeStatusRow, error) {
+	rows, err := db.QueryContext(ctx, taskCountByTypeStatus)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskCountByTypeStatusRow
+	for rows.Next() {
+		var i TaskCountByTypeStatusRow
+		if err := rows.Scan(&i.TaskType, &i.Status, &i.Tasks); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const taskCountRunning = `-- name: TaskCountRunning :many
 SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
@@ -520,6 +555,78 @@ func (q *Queries) TaskLeaseStates(ctx context.Context, db DBTX, arg TaskLeaseSta
 	return items, nil
 }
 
+const taskList = `-- name: TaskList :many
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks
+WHERE (? = '' OR status = ?)
+  AND (? = '' OR task_type = ?)
+  AND (? = '' OR owner_id = ?)
+  AND created_at <= NOW(3) - INTERVAL ? MICROSECOND
+ORDER BY id DESC
+LIMIT ?
+`
+
+type TaskListParams struct {
+	Status   string
+	TaskType string
+	OwnerID  string
+	MinAgeUs interface{}
+	Limit    int32
+}
+
+// Empty filters match everything; min_age_us keeps tasks created at least
+// that long ago.
+func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]LeasegenTask, error) {
+	rows, err := db.QueryContext(ctx, taskList,
+		arg.Status,
+		arg.Status,
+		arg.TaskType,
+		arg.TaskType,
+		arg.OwnerID,
+		arg.OwnerID,
+		arg.MinAgeUs,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LeasegenTask
+	for rows.Next() {
+		var i LeasegenTask
+		if err := rows.Scan(
+			&i.ID,
+			&i.TaskType,
+			&i.Status,
+			&i.Payload,
+			&i.Priority,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.FreeAttempts,
+			&i.MaxAttempts,
+			&i.LeaseOwner,
+			&i.LeaseUntil,
+			&i.OwnerID,
+			&i.IdempotencyKey,
+			&i.LastError,
+			&i.Result,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.StartedAt,
+			&i.FinishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const taskListByOwner = `-- name: TaskListByOwner :many
 SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks
 WHERE owner_id = ? AND status IN (/*SLICE:statuses*/?)
@@ -586,6 +693,61 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 		return nil, err
 	}
 	return items, nil
+}
+
+const taskOldestQueued = `-- name: TaskOldestQueued :many
+SELECT task_type, CAST(MIN(available_at) AS DATETIME(3)) AS oldest FROM leasegen_tasks
+WHERE status = 'QUEUED'
+GROUP BY task_type
+`
+
+type TaskOldestQueuedRow struct {
+	TaskType string
+	Oldest   time.Time
+}
+
+func (q *Queries) TaskOldestQueued(ctx context.Context, db DBTX) ([]TaskOldestQueuedRow, error) {
+	rows, err := db.QueryContext(ctx, taskOldestQueued)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskOldestQueuedRow
+	for rows.Next() {
+		var i TaskOldestQueuedRow
+		if err := rows.Scan(&i.TaskType, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const taskPurge = `-- name: TaskPurge :execrows
+DELETE FROM leasegen_tasks
+WHERE finished_at < NOW(3) - INTERVAL ? MICROSECOND
+  AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+LIMIT ?
+`
+
+type TaskPurgeParams struct {
+	AgeUs interface{}
+	Limit int32
+}
+
+// One batch of finished tasks older than the cutoff.
+func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
+	result, err := db.ExecContext(ctx, taskPurge, arg.AgeUs, arg.Limit)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const taskRecoverCandidates = `-- name: TaskRecoverCandidates :many
@@ -754,4 +916,63 @@ func (q *Queries) TaskRenewMany(ctx context.Context, db DBTX, arg TaskRenewManyP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const taskRetry = `-- name: TaskRetry :execrows
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  available_at = NOW(3),
+  free_attempts = attempt,
+  finished_at = NULL,
+  lease_until = NULL,
+  updated_at = NOW(3)
+WHERE id = ? AND status IN ('FAILED', 'CANCELLED')
+`
+
+type TaskRetryParams struct {
+	ID int64
+}
+
+// A FAILED or CANCELLED task runs again with all its attempts: free_attempts
+// catches up with attempt, which keeps rising as the fencing token.
+func (q *Queries) TaskRetry(ctx context.Context, db DBTX, arg TaskRetryParams) (int64, error) {
+	result, err := db.ExecContext(ctx, taskRetry, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const taskRunningByOwner = `-- name: TaskRunningByOwner :many
+SELECT COALESCE(lease_owner, '') AS owner, COUNT(*) AS tasks FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+GROUP BY lease_owner
+`
+
+type TaskRunningByOwnerRow struct {
+	Owner string
+	Tasks int64
+}
+
+func (q *Queries) TaskRunningByOwner(ctx context.Context, db DBTX) ([]TaskRunningByOwnerRow, error) {
+	rows, err := db.QueryContext(ctx, taskRunningByOwner)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskRunningByOwnerRow
+	for rows.Next() {
+		var i TaskRunningByOwnerRow
+		if err := rows.Scan(&i.Owner, &i.Tasks); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -179,6 +179,40 @@ func (q *Queries) TaskComplete(ctx context.Context, db DBTX, arg TaskCompletePar
 	return result.RowsAffected()
 }
 
+const taskCountByTypeStatus = `-- name: TaskCountByTypeStatus :many
+SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
+GROUP BY status, task_type
+`
+
+type TaskCountByTypeStatusRow struct {
+	TaskType string
+	Status   string
+	Tasks    int64
+}
+
+func (q *Queries) TaskCountByTypeStatus(ctx context.Context, db DBTX) ([]TaskCountByTypeStatusRow, error) {
+	rows, err := db.QueryContext(ctx, taskCountByTypeStatus)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskCountByTypeStatusRow
+	for rows.Next() {
+		var i TaskCountByTypeStatusRow
+		if err := rows.Scan(&i.TaskType, &i.Status, &i.Tasks); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const taskCountRunning = `-- name: TaskCountRunning :many
 SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
@@ -393,6 +427,73 @@ func (q *Queries) TaskInsert(ctx context.Context, db DBTX, arg TaskInsertParams)
 	return id, err
 }
 
+const taskList = `-- name: TaskList :many
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks
+WHERE (?1 = '' OR status = ?1)
+  AND (?2 = '' OR task_type = ?2)
+  AND (?3 = '' OR owner_id = ?3)
+  AND created_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER) - ?4
+ORDER BY id DESC
+LIMIT ?5
+`
+
+type TaskListParams struct {
+	Status   interface{}
+	TaskType interface{}
+	OwnerID  interface{}
+	MinAgeMs interface{}
+	Lim      int64
+}
+
+func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]LeasegenTask, error) {
+	rows, err := db.QueryContext(ctx, taskList,
+		arg.Status,
+		arg.TaskType,
+		arg.OwnerID,
+		arg.MinAgeMs,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LeasegenTask
+	for rows.Next() {
+		var i LeasegenTask
+		if err := rows.Scan(
+			&i.ID,
+			&i.TaskType,
+			&i.Status,
+			&i.Payload,
+			&i.Priority,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.FreeAttempts,
+			&i.MaxAttempts,
+			&i.LeaseOwner,
+			&i.LeaseUntil,
+			&i.OwnerID,
+			&i.IdempotencyKey,
+			&i.LastError,
+			&i.Result,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.StartedAt,
+			&i.FinishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const taskListByOwner = `-- name: TaskListByOwner :many
 SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks
 WHERE owner_id = ? AND status IN (/*SLICE:statuses*/?)
@@ -460,6 +561,63 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 		return nil, err
 	}
 	return items, nil
+}
+
+const taskOldestQueued = `-- name: TaskOldestQueued :many
+SELECT task_type, CAST(MIN(available_at) AS INTEGER) AS oldest FROM leasegen_tasks
+WHERE status = 'QUEUED'
+GROUP BY task_type
+`
+
+type TaskOldestQueuedRow struct {
+	TaskType string
+	Oldest   int64
+}
+
+func (q *Queries) TaskOldestQueued(ctx context.Context, db DBTX) ([]TaskOldestQueuedRow, error) {
+	rows, err := db.QueryContext(ctx, taskOldestQueued)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskOldestQueuedRow
+	for rows.Next() {
+		var i TaskOldestQueuedRow
+		if err := rows.Scan(&i.TaskType, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const taskPurge = `-- name: TaskPurge :execrows
+DELETE FROM leasegen_tasks
+WHERE id IN (
+  SELECT id FROM leasegen_tasks
+  WHERE finished_at < CAST(unixepoch('subsec') * 1000 AS INTEGER) - ?1
+    AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+  LIMIT ?2
+)
+`
+
+type TaskPurgeParams struct {
+	AgeMs interface{}
+	Lim   int64
+}
+
+func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
+	result, err := db.ExecContext(ctx, taskPurge, arg.AgeMs, arg.Lim)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const taskRecoverCandidates = `-- name: TaskRecoverCandidates :many
@@ -633,6 +791,63 @@ func (q *Queries) TaskRenewMany(ctx context.Context, db DBTX, arg TaskRenewManyP
 	for rows.Next() {
 		var i TaskRenewManyRow
 		if err := rows.Scan(&i.ID, &i.Attempt, &i.Status); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const taskRetry = `-- name: TaskRetry :execrows
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
+  free_attempts = attempt,
+  finished_at = NULL,
+  lease_until = NULL,
+  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+WHERE id = ? AND status IN ('FAILED', 'CANCELLED')
+`
+
+type TaskRetryParams struct {
+	ID int64
+}
+
+func (q *Queries) TaskRetry(ctx context.Context, db DBTX, arg TaskRetryParams) (int64, error) {
+	result, err := db.ExecContext(ctx, taskRetry, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const taskRunningByOwner = `-- name: TaskRunningByOwner :many
+SELECT CAST(COALESCE(lease_owner, '') AS TEXT) AS owner, COUNT(*) AS tasks FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+GROUP BY lease_owner
+`
+
+type TaskRunningByOwnerRow struct {
+	Owner string
+	Tasks int64
+}
+
+func (q *Queries) TaskRunningByOwner(ctx context.Context, db DBTX) ([]TaskRunningByOwnerRow, error) {
+	rows, err := db.QueryContext(ctx, taskRunningByOwner)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskRunningByOwnerRow
+	for rows.Next() {
+		var i TaskRunningByOwnerRow
+		if err := rows.Scan(&i.Owner, &i.Tasks); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -29,3 +29,5 @@ CREATE UNIQUE INDEX IF NOT EXISTS leasegen_tasks_key ON leasegen_tasks (task_typ
 CREATE INDEX IF NOT EXISTS leasegen_tasks_claim ON leasegen_tasks (status, priority DESC, available_at, id);
 CREATE INDEX IF NOT EXISTS leasegen_tasks_recover ON leasegen_tasks (status, lease_until);
 CREATE INDEX IF NOT EXISTS leasegen_tasks_owner ON leasegen_tasks (owner_id, status, created_at);
+CREATE INDEX IF NOT EXISTS leasegen_tasks_stats ON leasegen_tasks (status, task_type);
+CREATE INDEX IF NOT EXISTS leasegen_tasks_finished ON leasegen_tasks (finished_at);

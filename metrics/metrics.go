@@ -1,0 +1,178 @@
+// Package metrics exports leasegen's runtime events as Prometheus metrics,
+// registered on a registry you pass in. It implements runtime.Observer:
+//
+//	reg := prometheus.NewRegistry()
+//	m, err := metrics.New(reg)
+//	engine := runtime.MySQL(db, runtime.WithObserver(m))
+//	go m.WatchQueue(ctx, client, 15*time.Second) // queue depth, one query per interval
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//
+// Names follow the lease protocol's design (async_task_*). Alert rules and a
+// Grafana dashboard for them are rendered by leasegen -alerts and
+// -dashboard.
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// Metrics holds the collectors. It is safe for concurrent use.
+type Metrics struct {
+	enqueued          *prometheus.CounterVec
+	finished          *prometheus.CounterVec
+	duration          *prometheus.HistogramVec
+	claimLatency      *prometheus.HistogramVec
+	running           *prometheus.GaugeVec
+	renewals          prometheus.Counter
+	renewalSuccesses  prometheus.Counter
+	heartbeatFailures prometheus.Counter
+	leaseExpired      prometheus.Counter
+	recoveries        *prometheus.CounterVec
+	recoveryDelay     prometheus.Histogram
+	conflictRetries   prometheus.Counter
+	queueDepth        *prometheus.GaugeVec
+	oldestQueued      *prometheus.GaugeVec
+}
+
+var _ runtime.Observer = (*Metrics)(nil)
+
+// New creates the collectors and registers them on reg.
+func New(reg prometheus.Registerer) (*Metrics, error) {
+	latency := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+	m := &Metrics{
+		enqueued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "async_task_enqueued_total", Help: "Tasks stored by enqueues, by task type.",
+		}, []string{"type"}),
+		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "async_task_finished_total", Help: "Executions that ended, by task type and outcome (success, retry, failed, released, stale, lost, error).",
+		}, []string{"type", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "async_task_duration_seconds", Help: "Handler run time, by task type and outcome.",
+			Buckets: prometheus.ExponentialBuckets(.001, 4, 10),
+		}, []string{"type", "outcome"}),
+		claimLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "async_task_claim_latency_seconds", Help: "Time from a task becoming claimable to its start, by task type.",
+			Buckets: latency,
+		}, []string{"type"}),
+		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "async_task_running", Help: "Executions running in this process, by task type.",
+		}, []string{"type"}),
+		renewals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "async_task_lease_renewal_total", Help: "Leases the heartbeats tried to renew.",
+		}),
+		renewalSuccesses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "async_task_lease_renewal_success_total", Help: "Leases the heartbeats renewed.",
+		}),
+		heartbeatFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "async_task_heartbeat_failures_total", Help: "Renewal statements that failed.",
+		}),
+		leaseExpired: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "async_task_lease_expired_total", Help: "Leases that expired and were recovered.",
+		}),
+		recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "async_task_recovery_total", Help: "Expired leases resolved by recovery, by outcome (requeued, failed, cancelled).",
+		}, []string{"outcome"}),
+		recoveryDelay: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "async_task_recovery_delay_seconds", Help: "Time from a lease's expiry to its recovery.",
+			Buckets: latency,
+		}),
+		conflictRetries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "async_task_conflict_retries_total", Help: "Operations run again after a deadlock, a lock-wait timeout or a busy database.",
+		}),
+		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "async_task_queue_depth", Help: "Tasks in the database, by task type and status (from WatchQueue).",
+		}, []string{"type", "status"}),
+		oldestQueued: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "async_task_oldest_queued_seconds", Help: "Age of the oldest claimable task, by task type (from WatchQueue).",
+		}, []string{"type"}),
+	}
+	for _, c := range []prometheus.Collector{
+		m.enqueued, m.finished, m.duration, m.claimLatency, m.running, m.renewals, m.renewalSuccesses,
+		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.queueDepth, m.oldestQueued,
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// TasksEnqueued implements runtime.Observer.
+func (m *Metrics) TasksEnqueued(taskType string, n int) {
+	m.enqueued.WithLabelValues(taskType).Add(float64(n))
+}
+
+// TaskStarted implements runtime.Observer.
+func (m *Metrics) TaskStarted(taskType string, waited time.Duration) {
+	m.running.WithLabelValues(taskType).Inc()
+	m.claimLatency.WithLabelValues(taskType).Observe(max(waited, 0).Seconds())
+}
+
+// TaskFinished implements runtime.Observer.
+func (m *Metrics) TaskFinished(taskType, outcome string, ran time.Duration) {
+	m.running.WithLabelValues(taskType).Dec()
+	m.finished.WithLabelValues(taskType, outcome).Inc()
+	m.duration.WithLabelValues(taskType, outcome).Observe(ran.Seconds())
+}
+
+// LeasesRenewed implements runtime.Observer.
+func (m *Metrics) LeasesRenewed(attempted, renewed int) {
+	m.renewals.Add(float64(attempted))
+	m.renewalSuccesses.Add(float64(renewed))
+}
+
+// HeartbeatFailed implements runtime.Observer.
+func (m *Metrics) HeartbeatFailed(attempted int) {
+	m.heartbeatFailures.Inc()
+	m.renewals.Add(float64(attempted))
+}
+
+// LeaseRecovered implements runtime.Observer.
+func (m *Metrics) LeaseRecovered(outcome string, overdue time.Duration) {
+	m.leaseExpired.Inc()
+	m.recoveries.WithLabelValues(outcome).Inc()
+	m.recoveryDelay.Observe(overdue.Seconds())
+}
+
+// ConflictRetried implements runtime.Observer.
+func (m *Metrics) ConflictRetried() { m.conflictRetries.Inc() }
+
+// WatchQueue sets the queue-depth gauges from client.Stats once per every,
+// until ctx ends: one query per interval per process, however many workers
+// it runs and however often Prometheus scrapes. A failed read keeps the last
+// values.
+func (m *Metrics) WatchQueue(ctx context.Context, client *runtime.Client, every time.Duration) {
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	for {
+		m.RefreshQueue(ctx, client) //nolint:errcheck // kept values until the next tick
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// RefreshQueue reads the queue depth once.
+func (m *Metrics) RefreshQueue(ctx context.Context, client *runtime.Client) error {
+	st, err := client.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	m.queueDepth.Reset()
+	for _, c := range st.Counts {
+		m.queueDepth.WithLabelValues(c.Type, string(c.Status)).Set(float64(c.Tasks))
+	}
+	m.oldestQueued.Reset()
+	now := time.Now()
+	for typ, at := range st.OldestQueued {
+		m.oldestQueued.WithLabelValues(typ).Set(max(now.Sub(at), 0).Seconds())
+	}
+	return nil
+}

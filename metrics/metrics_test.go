@@ -1,0 +1,178 @@
+package metrics
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	_ "modernc.org/sqlite"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// openEngine returns a migrated engine of kind observed by m.
+func openEngine(t *testing.T, kind string, m *Metrics) (*runtime.Engine, *sql.DB) {
+	t.Helper()
+	if kind == "mysql" {
+		db := dbtest.New(t).DB
+		e := runtime.MySQL(db, runtime.WithObserver(m))
+		dbtest.Must(t, "migrate", e.Migrate(context.Background()))
+		return e, db
+	}
+	db, err := sql.Open("sqlite", runtime.SQLiteDSN(filepath.Join(t.TempDir(), "m.db")))
+	dbtest.Must(t, "open", err)
+	t.Cleanup(func() { db.Close() })
+	e := runtime.SQLite(db, runtime.WithObserver(m))
+	dbtest.Must(t, "migrate", e.Migrate(context.Background()))
+	return e, db
+}
+
+// value reads one sample of the registry: a counter or gauge value, or a
+// histogram's count.
+func value(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	dbtest.Must(t, "gather", err)
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range f.GetMetric() {
+			for k, v := range labels {
+				if !hasLabel(m, k, v) {
+					continue metric
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Gauge != nil:
+				return m.Gauge.GetValue()
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount())
+			}
+		}
+	}
+	return 0
+}
+
+func hasLabel(m *dto.Metric, name, value string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name && l.GetValue() == value {
+			return true
+		}
+	}
+	return false
+}
+
+// After real work the metrics say what happened: enqueues, outcomes,
+// renewals, an expired lease recovered, queue depth.
+func TestMetricsAfterRealWork(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"mysql", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			reg := prometheus.NewRegistry()
+			m, err := New(reg)
+			dbtest.Must(t, "new", err)
+			engine, db := openEngine(t, kind, m)
+			client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+			dbtest.Must(t, "client", err)
+
+			// A lease a dead worker left behind.
+			dead, err := client.Enqueue(ctx, "ok", nil)
+			dbtest.Must(t, "enqueue", err)
+			expired := "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', lease_until = NOW(3) - INTERVAL 1 SECOND WHERE id = ?"
+			if kind == "sqlite" {
+				expired = "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?"
+			}
+			_, err = db.Exec(expired, dead)
+			dbtest.Must(t, "abandon a lease", err)
+
+			var flaky atomic.Int32
+			w, err := runtime.NewWorker(engine, runtime.Config{
+				LeaseTimeout: time.Second, HeartbeatInterval: 200 * time.Millisecond,
+				RecoveryInterval: 300 * time.Millisecond, PollInterval: 50 * time.Millisecond,
+			})
+			dbtest.Must(t, "worker", err)
+			dbtest.Must(t, "handle", w.Handle("ok", func(context.Context, *runtime.Task) error { return nil }))
+			dbtest.Must(t, "handle", w.Handle("flaky", func(context.Context, *runtime.Task) error {
+				if flaky.Add(1) <= 2 {
+					return errors.New("first attempt fails")
+				}
+				return nil
+			}, runtime.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond })))
+			dbtest.Must(t, "handle", w.Handle("slow", func(context.Context, *runtime.Task) error {
+				time.Sleep(700 * time.Millisecond) // renewed a few times
+				return nil
+			}))
+			var ids []runtime.TaskID
+			for _, typ := range []string{"ok", "ok", "ok", "ok", "flaky", "flaky", "slow"} {
+				id, err := client.Enqueue(ctx, typ, nil)
+				dbtest.Must(t, "enqueue", err)
+				ids = append(ids, id)
+			}
+			dbtest.Must(t, "start", w.Start(ctx))
+			for _, id := range append(ids, dead) {
+				waitSuccess(t, client, id)
+			}
+			dbtest.Must(t, "stop", w.Stop(ctx))
+			dbtest.Must(t, "refresh", m.RefreshQueue(ctx, client))
+
+			checks := []struct {
+				name   string
+				labels map[string]string
+				want   float64
+			}{
+				{"async_task_enqueued_total", map[string]string{"type": "ok"}, 5},
+				{"async_task_enqueued_total", map[string]string{"type": "flaky"}, 2},
+				{"async_task_finished_total", map[string]string{"type": "ok", "outcome": "success"}, 5},
+				{"async_task_finished_total", map[string]string{"type": "flaky", "outcome": "retry"}, 2},
+				{"async_task_finished_total", map[string]string{"type": "flaky", "outcome": "success"}, 2},
+				{"async_task_duration_seconds", map[string]string{"type": "slow", "outcome": "success"}, 1},
+				{"async_task_claim_latency_seconds", map[string]string{"type": "ok"}, 5},
+				{"async_task_running", map[string]string{"type": "ok"}, 0},
+				{"async_task_lease_expired_total", nil, 1},
+				{"async_task_recovery_total", map[string]string{"outcome": "requeued"}, 1},
+				{"async_task_recovery_delay_seconds", nil, 1},
+				{"async_task_queue_depth", map[string]string{"type": "ok", "status": "SUCCESS"}, 5},
+				{"async_task_queue_depth", map[string]string{"type": "flaky", "status": "SUCCESS"}, 2},
+			}
+			for _, c := range checks {
+				if got := value(t, reg, c.name, c.labels); got != c.want {
+					t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+				}
+			}
+			renewals := value(t, reg, "async_task_lease_renewal_total", nil)
+			if renewals < 2 || value(t, reg, "async_task_lease_renewal_success_total", nil) != renewals {
+				t.Errorf("renewals %v, successes %v: want a few, all successful", renewals, value(t, reg, "async_task_lease_renewal_success_total", nil))
+			}
+		})
+	}
+}
+
+func waitSuccess(t *testing.T, c *runtime.Client, id runtime.TaskID) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := c.Get(context.Background(), id)
+		dbtest.Must(t, "get", err)
+		if info.Status == runtime.StatusSuccess {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %d: %s (%s)", id, info.Status, info.LastError)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

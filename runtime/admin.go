@@ -1,0 +1,81 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Filter selects tasks for Client.List. Zero fields match everything.
+type Filter struct {
+	Status    Status
+	Type      string
+	Owner     string
+	OlderThan time.Duration // created at least this long ago
+	Limit     int           // default 100
+}
+
+// TypeStatusCount is the number of tasks of one type in one status.
+type TypeStatusCount struct {
+	Type   string
+	Status Status
+	Tasks  int
+}
+
+// QueueStats is an operator's view of the task table.
+type QueueStats struct {
+	Counts          []TypeStatusCount    // every (type, status) with tasks
+	OldestQueued    map[string]time.Time // per type: the earliest available_at of its queued tasks
+	RunningByWorker map[string]int       // lease owner -> running tasks
+}
+
+// List returns up to f.Limit tasks matching f, newest first.
+func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
+	if f.Limit == 0 {
+		f.Limit = 100
+	}
+	if f.Limit < 0 || f.OlderThan < 0 {
+		return nil, fmt.Errorf("%w: list limit and age must not be negative", ErrInvalidTask)
+	}
+	infos, err := c.engine.store.list(ctx, f)
+	return infos, classify(err)
+}
+
+// Retry queues a FAILED or CANCELLED task again, with all its attempts.
+// It returns ErrTaskNotFound for an unknown id and ErrTaskNotRetryable for a
+// task in another status.
+func (c *Client) Retry(ctx context.Context, id TaskID) error {
+	changed, err := c.engine.store.retryTask(ctx, id)
+	if err != nil || changed {
+		return classify(err)
+	}
+	info, err := c.engine.store.get(ctx, id)
+	if err != nil {
+		return classify(err)
+	}
+	return fmt.Errorf("%w: task %d is %s; only FAILED and CANCELLED tasks can be retried", ErrTaskNotRetryable, id, info.Status)
+}
+
+// Purge deletes finished tasks (SUCCESS, FAILED, CANCELLED) that finished
+// more than olderThan ago, batch rows per statement until none are left, and
+// returns how many it deleted. Safe to run from many processes at once.
+func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) (int, error) {
+	if olderThan < 0 || batch <= 0 {
+		return 0, fmt.Errorf("%w: purge needs an age >= 0 and a batch > 0", ErrInvalidTask)
+	}
+	total := 0
+	for {
+		n, err := c.engine.store.purgeBatch(ctx, olderThan, batch)
+		total += n
+		if err != nil || n < batch {
+			return total, classify(err)
+		}
+	}
+}
+
+// Stats counts the tasks by type and status, with each type's oldest queued
+// task and the running tasks of each worker.
+func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
+	s, err := c.engine.store.stats(ctx)
+	return s, classify(err)
+}
