@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
-	"strings"
-	"time"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/leasegen/leasegen/runtime/migrations"
 )
