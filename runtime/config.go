@@ -36,6 +36,11 @@ type Config struct {
 	// GlobalLimit caps the tasks running across all workers; 0 means none.
 	// Every worker of a deployment must use the same value.
 	GlobalLimit int
+	// Retention, when set, makes the worker delete finished tasks (SUCCESS,
+	// FAILED, CANCELLED) that finished longer ago than this, every
+	// RetentionInterval (default 1m), in batches of 500.
+	Retention         time.Duration
+	RetentionInterval time.Duration
 	// WorkerID names this worker in lease_owner. Default host-pid-random.
 	// Two live workers must never share an id.
 	WorkerID string
@@ -63,6 +68,7 @@ func (c Config) withDefaults() Config {
 	setDuration(&c.MaxExecutionTime, 5*time.Minute)
 	setDuration(&c.PollInterval, time.Second)
 	setDuration(&c.RecoveryPause, 100*time.Millisecond)
+	setDuration(&c.RetentionInterval, time.Minute)
 	if c.RecoveryBatchSize == 0 {
 		c.RecoveryBatchSize = 100
 	}
@@ -103,6 +109,7 @@ func (c Config) validate() error {
 		{"MaxExecutionTime", c.MaxExecutionTime},
 		{"PollInterval", c.PollInterval},
 		{"RecoveryPause", c.RecoveryPause},
+		{"RetentionInterval", c.RetentionInterval},
 	}
 	for _, p := range positive {
 		if p.value < 0 {
@@ -121,6 +128,9 @@ func (c Config) validate() error {
 		if p.value < 0 {
 			return configError(p.name, "must be > 0", p.value)
 		}
+	}
+	if c.Retention < 0 {
+		return configError("Retention", "must be >= 0 (0 keeps finished tasks)", c.Retention)
 	}
 	if c.GlobalLimit < 0 {
 		return configError("GlobalLimit", "must be >= 0 (0 means no limit)", c.GlobalLimit)

@@ -14,6 +14,7 @@ type Stats struct {
 	SelfFenced        int64 // executions cancelled because renewals failed too long
 	HeartbeatFailures int64 // renew statements that failed
 	Recovered         int64 // expired leases this worker's recoverer resolved
+	Pruned            int64 // finished tasks deleted by retention
 	// ConflictRetries counts operations on the worker's engine (shared by
 	// every worker and client of it) run again after a deadlock, a lock-wait
 	// timeout or a busy SQLite database.
@@ -23,6 +24,7 @@ type Stats struct {
 type stats struct {
 	claimed, completed, retried, failed, released, staleWrites atomic.Int64
 	leasesLost, selfFenced, heartbeatFailures, recovered       atomic.Int64
+	pruned                                                     atomic.Int64
 }
 
 func (s *stats) snapshot() Stats {
@@ -37,5 +39,6 @@ func (s *stats) snapshot() Stats {
 		SelfFenced:        s.selfFenced.Load(),
 		HeartbeatFailures: s.heartbeatFailures.Load(),
 		Recovered:         s.recovered.Load(),
+		Pruned:            s.pruned.Load(),
 	}
 }

@@ -119,6 +119,10 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.loopsDone.Add(2)
 	go w.heartbeatLoop()
 	go w.recoveryLoop()
+	if w.cfg.Retention > 0 {
+		w.loopsDone.Add(1)
+		go w.pruneLoop()
+	}
 	return nil
 }
 
