@@ -1,0 +1,220 @@
+package leasectl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// commands maps a command name to its implementation.
+var commands = map[string]func(ctx context.Context, e *env, args []string) error{
+	"migrate": migrate,
+	"list":    list,
+	"show":    show,
+	"cancel":  cancel,
+	"retry":   retry,
+	"purge":   purge,
+	"stats":   stats,
+}
+
+func migrate(ctx context.Context, e *env, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%w: migrate up|status|sql", errUsage)
+	}
+	switch args[0] {
+	case "up":
+		if err := e.engine.Migrate(ctx); err != nil {
+			return err
+		}
+		states, err := e.engine.MigrationStatus(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "schema at version %d\n", states[len(states)-1].Version)
+		return nil
+	case "status":
+		states, err := e.engine.MigrationStatus(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "VERSION\tNAME\tAPPLIED")
+		for _, s := range states {
+			applied := "pending"
+			if !s.AppliedAt.IsZero() {
+				applied = s.AppliedAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s\n", s.Version, s.Name, applied)
+		}
+		return w.Flush()
+	case "sql":
+		script, err := e.engine.MigrationSQL()
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(e.stdout, script)
+		return err
+	}
+	return fmt.Errorf("%w: migrate up|status|sql, not %q", errUsage, args[0])
+}
+
+func list(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("list")
+	var f runtime.Filter
+	var status string
+	fs.StringVar(&status, "status", "", "")
+	fs.StringVar(&f.Type, "type", "", "")
+	fs.StringVar(&f.Owner, "owner", "", "")
+	fs.DurationVar(&f.OlderThan, "older-than", 0, "")
+	fs.IntVar(&f.Limit, "limit", 50, "")
+	asJSON := fs.Bool("json", false, "")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if status != "" {
+		f.Status = runtime.Status(status)
+		if !slices.Contains(runtime.AllStatuses, f.Status) {
+			return fmt.Errorf("%w: -status %q: use one of %v", errUsage, status, runtime.AllStatuses)
+		}
+	}
+	tasks, err := e.client.List(ctx, f)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, tasks)
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tTYPE\tSTATUS\tATTEMPT\tPRIORITY\tOWNER\tCREATED\tLAST ERROR")
+	for _, t := range tasks {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%d\t%s\t%s\t%s\n", t.ID, t.Type, t.Status, t.Attempt, t.MaxAttempts,
+			t.Priority, t.OwnerID, t.CreatedAt.Format(time.RFC3339), firstLine(t.LastError, 60))
+	}
+	return w.Flush()
+}
+
+func show(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("show")
+	asJSON := fs.Bool("json", false, "")
+	if err := parse(fs, args, 1); err != nil {
+		return err
+	}
+	id, err := taskID(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	t, err := e.client.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, t)
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, row := range [][2]string{
+		{"id", strconv.FormatInt(int64(t.ID), 10)}, {"type", t.Type}, {"status", string(t.Status)},
+		{"attempt", fmt.Sprintf("%d of %d", t.Attempt, t.MaxAttempts)}, {"priority", strconv.Itoa(t.Priority)},
+		{"owner", t.OwnerID}, {"key", t.IdempotencyKey}, {"lease owner", t.LeaseOwner},
+		{"lease until", stamp(t.LeaseUntil)}, {"available at", stamp(t.AvailableAt)}, {"created", stamp(t.CreatedAt)},
+		{"started", stamp(t.StartedAt)}, {"finished", stamp(t.FinishedAt)}, {"result", t.Result},
+		{"payload", string(t.Payload)},
+	} {
+		fmt.Fprintf(w, "%s:\t%s\n", row[0], row[1])
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if t.LastError != "" {
+		fmt.Fprintf(e.stdout, "last error:\n%s\n", t.LastError)
+	}
+	return nil
+}
+
+func cancel(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("cancel")
+	if err := parse(fs, args, 1); err != nil {
+		return err
+	}
+	id, err := taskID(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if err := e.client.Cancel(ctx, id); err != nil {
+		return err
+	}
+	t, err := e.client.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "task %d is %s\n", id, t.Status)
+	return nil
+}
+
+func retry(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("retry")
+	if err := parse(fs, args, 1); err != nil {
+		return err
+	}
+	id, err := taskID(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if err := e.client.Retry(ctx, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "task %d is QUEUED again\n", id)
+	return nil
+}
+
+func purge(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("purge")
+	olderThan := fs.Duration("older-than", -1, "")
+	batch := fs.Int("batch", 1000, "")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *olderThan < 0 || *batch <= 0 {
+		return fmt.Errorf("%w: purge needs -older-than DURATION (e.g. 720h) and a -batch above 0", errUsage)
+	}
+	n, err := e.client.Purge(ctx, *olderThan, *batch)
+	if err != nil {
+		return fmt.Errorf("purge stopped after %d tasks: %w", n, err)
+	}
+	fmt.Fprintf(e.stdout, "purged %d finished tasks older than %s\n", n, *olderThan)
+	return nil
+}
+
+func stats(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("stats")
+	asJSON := fs.Bool("json", false, "")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	st, err := e.client.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, st)
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TYPE\tSTATUS\tTASKS")
+	for _, c := range st.Counts {
+		fmt.Fprintf(w, "%s\t%s\t%d\n", c.Type, c.Status, c.Tasks)
+	}
+	fmt.Fprintln(w, "\nTYPE\tOLDEST QUEUED")
+	for _, typ := range sortedKeys(st.OldestQueued) {
+		fmt.Fprintf(w, "%s\t%s (%s ago)\n", typ, stamp(st.OldestQueued[typ]), time.Since(st.OldestQueued[typ]).Round(time.Second))
+	}
+	fmt.Fprintln(w, "\nWORKER\tRUNNING")
+	for _, owner := range sortedKeys(st.RunningByWorker) {
+		fmt.Fprintf(w, "%s\t%d\n", owner, st.RunningByWorker[owner])
+	}
+	return w.Flush()
+}

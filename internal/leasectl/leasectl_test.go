@@ -1,0 +1,206 @@
+package leasectl
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// target is a fresh database of one engine, as leasectl flags and as an
+// engine for the test's own setup.
+type target struct {
+	flags  []string
+	engine func() *runtime.Engine
+}
+
+func targets(t *testing.T) map[string]func(t *testing.T) target {
+	return map[string]func(t *testing.T) target{
+		"mysql": func(t *testing.T) target {
+			d := dbtest.New(t)
+			return target{flags: []string{"-mysql", d.DSN}, engine: func() *runtime.Engine { return runtime.MySQL(d.DB) }}
+		},
+		"sqlite": func(t *testing.T) target {
+			path := filepath.Join(t.TempDir(), "ops.db")
+			db, err := sql.Open("sqlite", runtime.SQLiteDSN(path))
+			dbtest.Must(t, "open", err)
+			t.Cleanup(func() { db.Close() })
+			return target{flags: []string{"-sqlite", path}, engine: func() *runtime.Engine { return runtime.SQLite(db) }}
+		},
+	}
+}
+
+// ctl runs leasectl in-process and logs the transcript.
+func (tg target) ctl(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(append(append([]string{}, tg.flags...), args...), &out, &errOut)
+	t.Logf("$ leasectl %s\n%s%s(exit %d)", strings.Join(args, " "), out.String(), errOut.String(), code)
+	return code, out.String(), errOut.String()
+}
+
+func expect(t *testing.T, what string, code, wantCode int, output string, wants ...string) {
+	t.Helper()
+	if code != wantCode {
+		t.Errorf("%s: exit %d, want %d\n%s", what, code, wantCode, output)
+	}
+	for _, want := range wants {
+		if !strings.Contains(output, want) {
+			t.Errorf("%s: output lacks %q:\n%s", what, want, output)
+		}
+	}
+}
+
+func TestCommands(t *testing.T) {
+	t.Parallel()
+	for kind, newTarget := range targets(t) {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			tg := newTarget(t)
+			ctx := context.Background()
+
+			code, _, stderr := tg.ctl(t, "stats")
+			expect(t, "stats without a schema", code, 1, stderr, "no leasegen schema", "leasectl migrate up")
+			code, out, _ := tg.ctl(t, "migrate", "status")
+			expect(t, "status before", code, 0, out, "0001_tasks.sql", "pending")
+			code, out, _ = tg.ctl(t, "migrate", "up")
+			expect(t, "migrate up", code, 0, out, "schema at version 2")
+			code, out, _ = tg.ctl(t, "migrate", "status")
+			expect(t, "status after", code, 0, out, "0002_idempotency_keys.sql")
+			if strings.Contains(out, "pending") {
+				t.Errorf("migrations still pending after up:\n%s", out)
+			}
+			code, out, _ = tg.ctl(t, "migrate", "sql")
+			expect(t, "migrate sql", code, 0, out, "CREATE TABLE IF NOT EXISTS leasegen_tasks")
+
+			// Some history: a success, a permanent failure, a delayed task.
+			engine := tg.engine()
+			client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+			dbtest.Must(t, "client", err)
+			ok, _ := client.Enqueue(ctx, "ok", []byte(`{"n":1}`), runtime.WithOwner("alice"))
+			bad, _ := client.Enqueue(ctx, "bad", nil, runtime.WithMaxAttempts(1))
+			later, _ := client.Enqueue(ctx, "ok", nil, runtime.WithDelay(time.Hour))
+			w, err := runtime.NewWorker(engine, runtime.Config{LeaseTimeout: time.Second, HeartbeatInterval: 200 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+			dbtest.Must(t, "worker", err)
+			dbtest.Must(t, "handle", w.Handle("ok", func(context.Context, *runtime.Task) error { return nil }))
+			dbtest.Must(t, "handle", w.Handle("bad", func(context.Context, *runtime.Task) error { return errors.New("disk full") }))
+			dbtest.Must(t, "start", w.Start(ctx))
+			waitFor(t, client, ok, runtime.StatusSuccess)
+			waitFor(t, client, bad, runtime.StatusFailed)
+			dbtest.Must(t, "stop", w.Stop(ctx))
+
+			id := func(n runtime.TaskID) string { return strconv.FormatInt(int64(n), 10) }
+			code, out, _ = tg.ctl(t, "list")
+			expect(t, "list", code, 0, out, "ID", "TYPE", "SUCCESS", "FAILED", "QUEUED", "disk full")
+			code, out, _ = tg.ctl(t, "list", "-status", "FAILED", "-json")
+			var listed []runtime.TaskInfo
+			if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed) != 1 || listed[0].ID != bad {
+				t.Errorf("list -status FAILED -json: exit %d, %v, %+v", code, err, listed)
+			}
+			code, out, _ = tg.ctl(t, "list", "-owner", "alice", "-type", "ok")
+			expect(t, "list by owner", code, 0, out, "alice")
+			code, out, _ = tg.ctl(t, "show", id(bad))
+			expect(t, "show", code, 0, out, "status:", "FAILED", "last error:", "disk full")
+			code, _, stderr = tg.ctl(t, "show", "999999")
+			expect(t, "show unknown", code, 1, stderr, "task not found")
+			code, out, _ = tg.ctl(t, "retry", id(bad))
+			expect(t, "retry", code, 0, out, "QUEUED again")
+			code, _, stderr = tg.ctl(t, "retry", id(ok))
+			expect(t, "retry a success", code, 1, stderr, "only FAILED and CANCELLED tasks can be retried")
+			code, out, _ = tg.ctl(t, "cancel", id(later))
+			expect(t, "cancel", code, 0, out, "CANCELLED")
+			code, out, _ = tg.ctl(t, "stats")
+			expect(t, "stats", code, 0, out, "TYPE", "STATUS", "bad", "QUEUED", "OLDEST QUEUED", "WORKER")
+			code, out, _ = tg.ctl(t, "purge", "-older-than", "0s")
+			expect(t, "purge", code, 0, out, "purged 2 finished tasks")
+			if left, _ := client.List(ctx, runtime.Filter{}); len(left) != 1 || left[0].ID != bad {
+				t.Errorf("after purge: %d tasks left, want the requeued one", len(left))
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "x.db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command"},
+		{[]string{"-sqlite", path}, "no command"},
+		{[]string{"stats"}, "give exactly one of -mysql DSN and -sqlite FILE"},
+		{[]string{"-sqlite", path, "-mysql", "u@/db", "stats"}, "give exactly one"},
+		{[]string{"-sqlite", path, "frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"-sqlite", path, "show", "abc"}, `"abc" is not a task id`},
+		{[]string{"-sqlite", path, "show"}, "show takes 1 argument(s), got 0"},
+		{[]string{"-sqlite", path, "purge"}, "purge needs -older-than"},
+		{[]string{"-sqlite", path, "list", "-status", "DONE"}, `-status "DONE"`},
+		{[]string{"-sqlite", path, "migrate", "down"}, "migrate up|status|sql"},
+		{[]string{"-mysql", "not a dsn", "stats"}, "the -mysql DSN does not parse"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := Main(c.args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, errOut.String(), c.want)
+		}
+	}
+}
+
+// An unreachable server and a bad password give clear errors that never
+// show the password.
+func TestConnectionErrors(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	code := Main([]string{"-mysql", "app:hunter2-secret@tcp(127.0.0.1:1)/app", "stats"}, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "database unavailable") || strings.Contains(errOut.String(), "hunter2") {
+		t.Errorf("unreachable server: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// The command works as a process.
+func TestProcess(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "leasectl")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/leasectl").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	path := filepath.Join(t.TempDir(), "p.db")
+	out, err := exec.Command(bin, "-sqlite", path, "migrate", "up").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`schema at version \d+`).Match(out) {
+		t.Errorf("leasectl migrate up: %v\n%s", err, out)
+	}
+	if err := exec.Command(bin).Run(); err == nil {
+		t.Error("leasectl without arguments succeeded")
+	} else if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {
+		t.Errorf("leasectl without arguments: %v, want exit 2", err)
+	}
+}
+
+func waitFor(t *testing.T, c *runtime.Client, id runtime.TaskID, want runtime.Status) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := c.Get(context.Background(), id)
+		dbtest.Must(t, "get", err)
+		if info.Status == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %d: %s, want %s", id, info.Status, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,124 @@
+// Package leasectl is the operator command for leasegen's task table: it
+// migrates the schema, lists, shows, cancels, retries and purges tasks, and
+// prints statistics, on MySQL/MariaDB or SQLite.
+package leasectl
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	_ "modernc.org/sqlite" // the SQLite driver
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+const usage = `usage: leasectl (-mysql DSN | -sqlite FILE) COMMAND [flags] [args]
+
+Commands:
+  migrate up|status|sql     apply the schema, show its versions, or print its SQL
+  list [flags]              list tasks, newest first (-status, -type, -owner, -older-than, -limit, -json)
+  show [-json] ID           one task with its last error
+  cancel ID                 cancel a queued task, or ask a running one to stop
+  retry ID                  queue a failed or cancelled task again, with all its attempts
+  purge -older-than DUR     delete finished tasks that finished longer ago (-batch N)
+  stats [-json]             tasks by type and status, oldest queued, running by worker
+
+migrate up changes the schema: it needs a user with CREATE, ALTER, INDEX and
+DROP; every other command needs only SELECT, INSERT, UPDATE and DELETE.
+`
+
+// errUsage marks a command line that cannot be run.
+var errUsage = errors.New("bad usage")
+
+// Main runs leasectl with args (without the program name) and returns its
+// exit code: 0 on success, 1 when the operation failed, 2 for bad usage.
+func Main(args []string, stdout, stderr io.Writer) int {
+	err := run(args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "leasectl: %v\n\n%s", err, usage)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "leasectl:", err)
+		return 1
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	global := flag.NewFlagSet("leasectl", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	mysqlDSN := global.String("mysql", "", "")
+	sqlitePath := global.String("sqlite", "", "")
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	rest := global.Args()
+	if len(rest) == 0 {
+		return fmt.Errorf("%w: no command", errUsage)
+	}
+	if (*mysqlDSN == "") == (*sqlitePath == "") {
+		return fmt.Errorf("%w: give exactly one of -mysql DSN and -sqlite FILE", errUsage)
+	}
+	cmd, ok := commands[rest[0]]
+	if !ok {
+		return fmt.Errorf("%w: unknown command %q", errUsage, rest[0])
+	}
+	engine, closeDB, err := open(*mysqlDSN, *sqlitePath)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return cmd(ctx, &env{engine: engine, client: client, stdout: stdout}, rest[1:])
+}
+
+// env is what a command works with.
+type env struct {
+	engine *runtime.Engine
+	client *runtime.Client
+	stdout io.Writer
+}
+
+// open connects to the database. A MySQL DSN gets the settings the runtime
+// needs (parseTime, UTC) so operators can paste the DSN they have.
+func open(mysqlDSN, sqlitePath string) (*runtime.Engine, func(), error) {
+	if sqlitePath != "" {
+		db, err := sql.Open("sqlite", runtime.SQLiteDSN(sqlitePath))
+		if err != nil {
+			return nil, nil, err
+		}
+		return runtime.SQLite(db), func() { db.Close() }, nil
+	}
+	cfg, err := mysql.ParseDSN(mysqlDSN)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: the -mysql DSN does not parse (user:pass@tcp(host:3306)/db): %v", errUsage, err)
+	}
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	db := sql.OpenDB(connector)
+	return runtime.MySQL(db), func() { db.Close() }, nil
+}
