@@ -22,7 +22,7 @@ generate: ## regenerate sqlc's code and the example service's leasegen code
 
 check: ## fail when generated code (sqlc, leasegen) is stale
 	$(SQLC) diff
-	cd testdata/example/billing && $(GO) run ../../../cmd/leasegen -check -schema schema.sql
+	cd testdata/example/billing && $(GO) run ../../../cmd/leasegen -check -schema schema.sql -alerts alerts.yml -dashboard dashboard.json
 
 lint: ## gofmt, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -60,7 +60,9 @@
 // //go:generate leasegen. Flags: -check (write nothing; exit 1 with a diff
 // when stale, for CI), -schema FILE (also render the schema SQL for your own
 // migration tool from templates/schema.sql.tmpl), -schema-engine mysql|sqlite
-// (the schema's database, default mysql), -output NAME.
+// (the schema's database, default mysql), -alerts FILE (Prometheus alert rules
+// for the package's task types, from templates/alerts.yml.tmpl), -dashboard
+// FILE (a Grafana dashboard, from templates/dashboard.json.tmpl), -output NAME.
 //
 // Exit codes: 0 on success (silent), 1 for bad input (every problem printed
 // as file:line:col: message; hint) or stale output, 2 for bad usage.

@@ -29,6 +29,8 @@ Flags:
 	fs.StringVar(&cfg.Output, "output", DefaultOutput, "name of the generated file in each package")
 	fs.StringVar(&cfg.Schema, "schema", "", "also render the schema SQL for your own migration tool to this `file`")
 	fs.StringVar(&cfg.Engine, "schema-engine", "mysql", "the schema's database: mysql or sqlite")
+	fs.StringVar(&cfg.Alerts, "alerts", "", "also render Prometheus alert rules for the package's task types to this `file`")
+	fs.StringVar(&cfg.Dashboard, "dashboard", "", "also render a Grafana dashboard for the package's task types to this `file`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

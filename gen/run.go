@@ -19,13 +19,15 @@ const DefaultOutput = "leasegen_gen.go"
 
 // Config is one run of the generator.
 type Config struct {
-	Dir      string   // where patterns are resolved; "" means the current directory
-	Patterns []string // packages; none means "."
-	Output   string   // file name inside each package (or an absolute path); "" means DefaultOutput
-	Schema   string   // when set, also render the schema SQL to this path (relative to Dir)
-	Engine   string   // the schema's engine: mysql (default) or sqlite
-	Check    bool     // compare instead of writing; ErrStale when different
-	Stderr   io.Writer
+	Dir       string   // where patterns are resolved; "" means the current directory
+	Patterns  []string // packages; none means "."
+	Output    string   // file name inside each package (or an absolute path); "" means DefaultOutput
+	Schema    string   // when set, also render the schema SQL to this path (relative to Dir)
+	Engine    string   // the schema's engine: mysql (default) or sqlite
+	Alerts    string   // when set, also render Prometheus alert rules to this path
+	Dashboard string   // when set, also render a Grafana dashboard to this path
+	Check     bool     // compare instead of writing; ErrStale when different
+	Stderr    io.Writer
 }
 
 // ErrStale reports, in check mode, a generated file that differs from what
@@ -75,19 +77,30 @@ func Generate(cfg Config) ([]File, error) {
 		}
 		files = append(files, File{Path: path, Content: src})
 	}
-	if cfg.Schema != "" {
-		if len(models) != 1 {
-			return nil, fmt.Errorf("-schema needs exactly one package, got %d", len(models))
+	extras := []struct {
+		path   string
+		render func(*Package) ([]byte, error)
+	}{
+		{cfg.Schema, func(p *Package) ([]byte, error) { return renderSchema(p, stdcmp.Or(cfg.Engine, "mysql")) }},
+		{cfg.Alerts, renderAlerts},
+		{cfg.Dashboard, renderDashboard},
+	}
+	for _, x := range extras {
+		if x.path == "" {
+			continue
 		}
-		sql, err := renderSchema(models[0], stdcmp.Or(cfg.Engine, "mysql"))
+		if len(models) != 1 {
+			return nil, fmt.Errorf("-schema, -alerts and -dashboard need exactly one package, got %d", len(models))
+		}
+		content, err := x.render(models[0])
 		if err != nil {
 			return nil, err
 		}
-		path := cfg.Schema
+		path := x.path
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(cfg.Dir, path)
 		}
-		files = append(files, File{Path: path, Content: sql})
+		files = append(files, File{Path: path, Content: content})
 	}
 	return files, nil
 }

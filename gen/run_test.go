@@ -7,7 +7,8 @@ import (
 // The committed example code must match what the generator writes now.
 func TestExampleIsFresh(t *testing.T) {
 	t.Parallel()
-	err := Run(Config{Dir: "../testdata/example/billing", Schema: "schema.sql", Check: true, Stderr: tWriter{t}})
+	err := Run(Config{Dir: "../testdata/example/billing", Schema: "schema.sql", Alerts: "alerts.yml",
+		Dashboard: "dashboard.json", Check: true, Stderr: tWriter{t}})
 	if err != nil {
 		t.Fatalf("%v: run `make generate`", err)
 	}

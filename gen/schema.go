@@ -2,9 +2,12 @@ package gen
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"strings"
 	"text/template"
 
@@ -34,12 +37,6 @@ func renderSchema(p *Package, engine string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown schema engine %q: use mysql or sqlite", engine)
 	}
-	tmpl, err := template.New("schema.sql.tmpl").
-		Funcs(template.FuncMap{"join": strings.Join}).
-		ParseFS(templates.FS, "schema.sql.tmpl")
-	if err != nil {
-		return nil, err
-	}
 	names, err := fs.Glob(eng.fsys, engine+"/*.sql")
 	if err != nil {
 		return nil, err
@@ -52,16 +49,53 @@ func renderSchema(p *Package, engine string) ([]byte, error) {
 		}
 		steps = append(steps, schemaStep{Name: path.Base(name), SQL: strings.TrimSpace(string(body))})
 	}
+	return renderTemplate("schema.sql.tmpl", map[string]any{
+		"Engine": eng.title, "Package": p.Path, "TaskTypes": taskTypes(p), "Steps": steps,
+	})
+}
+
+// renderAlerts renders the Prometheus alert rules for p's task types.
+func renderAlerts(p *Package) ([]byte, error) {
+	return renderTemplate("alerts.yml.tmpl", map[string]any{"Package": p.Path, "TaskTypes": taskTypes(p)})
+}
+
+// renderDashboard renders the Grafana dashboard for p's task types.
+func renderDashboard(p *Package) ([]byte, error) {
+	sum := sha256.Sum256([]byte(p.Path))
+	return renderTemplate("dashboard.json.tmpl", map[string]any{
+		"Package": p.Path, "TaskTypes": taskTypes(p), "UID": "leasegen-" + hex.EncodeToString(sum[:6]),
+	})
+}
+
+// renderTemplate executes one file of templates/ with data.
+func renderTemplate(name string, data any) ([]byte, error) {
+	tmpl, err := template.New(name).Funcs(template.FuncMap{
+		"join":        strings.Join,
+		"alternation": alternation,
+	}).ParseFS(templates.FS, name)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("render %s: %w", name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// alternation is a regular expression matching exactly the given names.
+func alternation(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	return strings.Join(quoted, "|")
+}
+
+func taskTypes(p *Package) []string {
 	types := make([]string, len(p.Tasks))
 	for i, t := range p.Tasks {
 		types[i] = t.Name
 	}
-	var buf bytes.Buffer
-	err = tmpl.Execute(&buf, map[string]any{
-		"Engine": eng.title, "Package": p.Path, "TaskTypes": types, "Steps": steps,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("render schema: %w", err)
-	}
-	return buf.Bytes(), nil
+	return types
 }

@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS leasegen_tasks (
   UNIQUE KEY leasegen_tasks_key (task_type, idempotency_key),
   KEY leasegen_tasks_claim (status, priority DESC, available_at, id),
   KEY leasegen_tasks_recover (status, lease_until),
-  KEY leasegen_tasks_owner (owner_id, status, created_at)
+  KEY leasegen_tasks_owner (owner_id, status, created_at),
+  KEY leasegen_tasks_stats (status, task_type),
+  KEY leasegen_tasks_finished (finished_at)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 -- One row per concurrency-limit scope ('*' for the global limit, else a task
