@@ -44,7 +44,9 @@ func (w *Worker) renew(lease time.Duration, execs []*execution) {
 		byRef[e.ref] = e
 	}
 	start := w.cfg.Clock.Now()
-	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.HeartbeatInterval)
+	// A slow renewal still helps until the leases it extends would expire;
+	// half a lease leaves room before the self-fencing deadline.
+	ctx, cancel := context.WithTimeout(w.runCtx, lease/2)
 	defer cancel()
 	states, err := w.engine.store.renew(ctx, w.cfg.WorkerID, lease, refs)
 	if err != nil {
