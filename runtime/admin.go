@@ -79,3 +79,22 @@ func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
 	s, err := c.engine.store.stats(ctx)
 	return s, classify(err)
 }
+
+// queueStats assembles QueueStats from an engine's three stats queries,
+// whatever row types its sqlc code uses.
+func queueStats[C, O, R any](counts []C, oldest []O, running []R,
+	count func(C) TypeStatusCount, old func(O) (string, time.Time), run func(R) (string, int)) QueueStats {
+	st := QueueStats{OldestQueued: map[string]time.Time{}, RunningByWorker: map[string]int{}}
+	for _, c := range counts {
+		st.Counts = append(st.Counts, count(c))
+	}
+	for _, o := range oldest {
+		typ, at := old(o)
+		st.OldestQueued[typ] = at
+	}
+	for _, r := range running {
+		owner, n := run(r)
+		st.RunningByWorker[owner] = n
+	}
+	return st
+}

@@ -61,17 +61,13 @@ func (s *sqliteStore) stats(ctx context.Context) (QueueStats, error) {
 	if err != nil {
 		return QueueStats{}, fmt.Errorf("leasegen: running tasks by worker: %w", err)
 	}
-	st := QueueStats{OldestQueued: map[string]time.Time{}, RunningByWorker: map[string]int{}}
-	for _, c := range counts {
-		st.Counts = append(st.Counts, TypeStatusCount{Type: c.TaskType, Status: Status(c.Status), Tasks: int(c.Tasks)})
-	}
-	for _, o := range oldest {
-		st.OldestQueued[o.TaskType] = fromMillis(o.Oldest)
-	}
-	for _, r := range running {
-		st.RunningByWorker[r.Owner] = int(r.Tasks)
-	}
-	return st, nil
+	return queueStats(counts, oldest, running,
+		func(c sqlitedb.TaskCountByTypeStatusRow) TypeStatusCount {
+			return TypeStatusCount{Type: c.TaskType, Status: Status(c.Status), Tasks: int(c.Tasks)}
+		},
+		func(o sqlitedb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, fromMillis(o.Oldest) },
+		func(r sqlitedb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) },
+	), nil
 }
 
 func (s *sqliteStore) migrationStatus(ctx context.Context) (map[int]time.Time, error) {
