@@ -22,6 +22,9 @@ type sqliteStore struct {
 	db      *sql.DB
 	q       *sqlitedb.Queries
 	onRetry func() // counts a conflict retry
+	// writeMu queues this process's writers in Go: SQLite has one writer
+	// at a time, and its busy handler would make them sleep and poll.
+	writeMu sync.Mutex
 
 	mu      sync.Mutex
 	checked bool
@@ -31,9 +34,14 @@ func newSQLiteStore(db *sql.DB, onRetry func()) *sqliteStore {
 	return &sqliteStore{db: db, q: sqlitedb.New(), onRetry: onRetry}
 }
 
-// retry runs op again after the database stayed busy past the busy timeout.
+// retry runs the write op, one at a time in this process, and again after
+// the database stayed busy past the busy timeout.
 func (s *sqliteStore) retry(ctx context.Context, op func() error) error {
-	return withRetry(ctx, sqliteBusy, s.onRetry, op)
+	return withRetry(ctx, sqliteBusy, s.onRetry, func() error {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+		return op()
+	})
 }
 
 // SQLiteDSN returns the DSN of a SQLite file for the pure-Go driver

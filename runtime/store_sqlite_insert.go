@@ -28,6 +28,15 @@ func (s *sqliteStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]Ta
 		})
 		return ids, err
 	}
+	if q == dbtx(s.db) {
+		var ids []TaskID
+		err := s.retry(ctx, func() error {
+			var err error
+			ids, err = s.insertEach(ctx, q, tasks)
+			return err
+		})
+		return ids, err
+	}
 	return s.insertEach(ctx, q, tasks)
 }
 

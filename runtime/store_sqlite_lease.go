@@ -104,9 +104,20 @@ func (s *sqliteStore) renew(ctx context.Context, owner string, lease time.Durati
 }
 
 func (s *sqliteStore) complete(ctx context.Context, q dbtx, owner string, ref leaseRef, result string) (bool, error) {
-	n, err := s.q.TaskComplete(ctx, q, sqlitedb.TaskCompleteParams{
-		Result: nullString(result), ID: int64(ref.ID), LeaseOwner: nullString(owner), Attempt: int64(ref.Attempt),
-	})
+	var n int64
+	write := func() error {
+		var err error
+		n, err = s.q.TaskComplete(ctx, q, sqlitedb.TaskCompleteParams{
+			Result: nullString(result), ID: int64(ref.ID), LeaseOwner: nullString(owner), Attempt: int64(ref.Attempt),
+		})
+		return err
+	}
+	var err error
+	if q == dbtx(s.db) {
+		err = s.retry(ctx, write)
+	} else {
+		err = write() // inside the caller's transaction: no retry, no queueing
+	}
 	if err != nil {
 		return false, fmt.Errorf("leasegen: complete task %d: %w", ref.ID, err)
 	}
