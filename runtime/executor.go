@@ -126,7 +126,7 @@ func (e *execution) finish(err error) string {
 	var snooze *snoozeError
 	switch {
 	case err == nil:
-		ok, werr := w.engine.store.complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
+		ok, werr := w.complete(ctx, e.ref, result)
 		return e.record(ok, werr, &w.stats.completed, "complete", OutcomeSuccess)
 	case errors.As(err, &snooze):
 		return e.release(ctx, snooze.after)

@@ -34,6 +34,9 @@ type store interface {
 	// complete, fail and release are fenced on (id, owner, attempt) and an
 	// unexpired lease; false means the fence rejected the write.
 	complete(ctx context.Context, q dbtx, owner string, ref leaseRef, result string) (bool, error)
+	// completeMany completes several of owner's executions with one fenced
+	// statement and reports, in order, which took effect.
+	completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error)
 	fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error)
 	release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error)
 	recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error)
@@ -96,6 +99,12 @@ type leaseState struct {
 	Ref             leaseRef
 	Held            bool // our lease, renewed and unexpired
 	CancelRequested bool
+}
+
+// completionRequest is one execution to complete, with its result.
+type completionRequest struct {
+	Ref    leaseRef
+	Result string
 }
 
 // failure is how an execution failed.

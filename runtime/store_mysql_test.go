@@ -301,3 +301,44 @@ func TestLimitScopesAreSorted(t *testing.T) {
 		t.Errorf("limitScopes = %v", got)
 	}
 }
+
+// A grouped completion completes the executions that hold their lease,
+// each with its own result, and rejects the stale ones in the same batch.
+func TestCompleteManyFencesEachRow(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		var ids []TaskID
+		for range 4 {
+			ids = append(ids, b.enqueue(t, "a"))
+		}
+		claimed := b.claim(t, "w", 4, "a")
+		byID := map[TaskID]claimedTask{}
+		for _, c := range claimed {
+			byID[c.ID] = c
+		}
+		b.expire(t, ids[1]) // lease expired
+		reqs := []completionRequest{
+			{Ref: leaseRef{ID: ids[0], Attempt: byID[ids[0]].Attempt}, Result: "r0"},
+			{Ref: leaseRef{ID: ids[1], Attempt: byID[ids[1]].Attempt}, Result: "r1"},
+			{Ref: leaseRef{ID: ids[2], Attempt: byID[ids[2]].Attempt + 1}}, // wrong attempt
+			{Ref: leaseRef{ID: ids[3], Attempt: byID[ids[3]].Attempt}},
+		}
+		oks, err := b.engine.store.completeMany(bg, "w", reqs)
+		dbtest.Must(t, "complete many", err)
+		if diff := cmp.Diff([]bool{true, false, false, true}, oks); diff != "" {
+			t.Errorf("completions (-want +got):\n%s", diff)
+		}
+		if oks, _ := b.engine.store.completeMany(bg, "intruder", reqs[3:]); oks[0] {
+			t.Error("another owner's grouped completion took effect")
+		}
+		want := map[TaskID]struct {
+			status Status
+			result string
+		}{ids[0]: {StatusSuccess, "r0"}, ids[1]: {StatusRunning, ""}, ids[2]: {StatusRunning, ""}, ids[3]: {StatusSuccess, ""}}
+		for id, w := range want {
+			info, _ := b.client.Get(bg, id)
+			if info.Status != w.status || info.Result != w.result {
+				t.Errorf("task %d: %s %q, want %s %q", id, info.Status, info.Result, w.status, w.result)
+			}
+		}
+	})
+}

@@ -191,3 +191,30 @@ func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key s
 	}
 	return n == 1, nil
 }
+
+// completeMany runs one grouped completion; RETURNING names the rows that
+// took effect.
+func (s *sqliteStore) completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error) {
+	query, args := completeManySQL(owner, reqs, "CAST(unixepoch('subsec') * 1000 AS INTEGER)")
+	done := make(map[TaskID]bool, len(reqs))
+	err := s.retry(ctx, func() error {
+		clear(done)
+		rows, err := s.db.QueryContext(ctx, query+" RETURNING id", args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id TaskID
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			done[id] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: complete %d tasks: %w", len(reqs), err)
+	}
+	return completedIn(reqs, done), nil
+}

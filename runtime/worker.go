@@ -38,9 +38,14 @@ type Worker struct {
 	// derive from it.
 	runCtx    context.Context
 	cancelRun context.CancelFunc
-	// stopPoll ends the poll loop; stopLoops ends heartbeats and recovery.
+	// stopPoll ends the poll loop; stopLoops ends heartbeats, recovery,
+	// retention and the completion loop.
 	stopPoll, stopLoops chan struct{}
 	pollDone, loopsDone sync.WaitGroup
+	// completions feeds the completion loop, which closes completerDone
+	// when it exits.
+	completions   chan *completion
+	completerDone chan struct{}
 }
 
 // NewWorker returns a worker on engine with cfg, after checking cfg's rules.
@@ -113,6 +118,8 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.started = true
 	w.runCtx, w.cancelRun = context.WithCancel(context.WithoutCancel(ctx))
 	w.stopPoll, w.stopLoops = make(chan struct{}), make(chan struct{})
+	w.completions, w.completerDone = make(chan *completion, maxCompletionBatch), make(chan struct{})
+	go w.completeLoop()
 	w.engine.subscribe(w.wake, req.Types)
 	w.pollDone.Add(1)
 	go w.pollLoop(req)
