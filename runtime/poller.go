@@ -9,6 +9,11 @@ import (
 // wait doubles up to Config.PollInterval while the queue stays empty.
 const minPollWait = 10 * time.Millisecond
 
+// claimLinger is how long a busy worker lets slots free up before it claims
+// for only a few of them: one claim for many slots costs the database about
+// what a claim for one does.
+const claimLinger = 2 * time.Millisecond
+
 // pollLoop claims tasks for the worker's free slots and starts them. It
 // claims again at once after a full batch, waits for a slot when all are
 // busy, and backs off while the queue is empty; a wake signal (local
@@ -20,6 +25,14 @@ func (w *Worker) pollLoop(req claimRequest) {
 	defer timer.Stop()
 	for {
 		free := w.freeSlots()
+		if busy := w.cfg.MaxConcurrency - free; free > 0 && free < w.cfg.MaxConcurrency/4 && busy > 0 {
+			select {
+			case <-w.stopPoll:
+				return
+			case <-time.After(claimLinger):
+			}
+			free = w.freeSlots()
+		}
 		wait := time.Duration(0)
 		if free > 0 {
 			req.Max = free
