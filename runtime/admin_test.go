@@ -111,6 +111,7 @@ func TestRetentionAndPurge(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		dbtest.Must(t, "cancel", b.client.Cancel(bg, keep))
+		time.Sleep(10 * time.Millisecond) // finished strictly before the purge's cutoff
 		n, err := b.client.Purge(bg, 0, 10)
 		dbtest.Must(t, "purge", err)
 		if n != 1 || b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks") != 0 {
