@@ -45,5 +45,9 @@ fuzz: ## short fuzz runs (FUZZTIME each, default 10s) of the annotation parser a
 bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
 	scripts/gen-bench.sh
 
-bench: ## Go benchmarks of the hot paths (claim, renew, complete)
+bench: ## Go benchmarks of the hot paths, then leasegen-bench on SQLite and (when up) MariaDB
 	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/
+	$(GO) run ./cmd/leasegen-bench -sqlite
+	@if mariadb-admin -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1; then \
+		$(GO) run ./cmd/leasegen-bench -mysql 'root@tcp(127.0.0.1:3306)/'; \
+	else echo "MariaDB is not up: its figures skipped"; fi
