@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,7 +28,8 @@ type execution struct {
 	// keep failing: it fires at the last renewal's start + lease - margin.
 	fence *time.Timer
 
-	started time.Time // when the handler started, on the worker's clock
+	started  time.Time   // when the handler started, on the worker's clock
+	returned atomic.Bool // the handler has returned; its outcome is being written
 
 	mu            sync.Mutex
 	result        string
@@ -90,6 +92,7 @@ func (e *execution) run() {
 	defer e.fence.Stop()
 	e.started = e.w.cfg.Clock.Now()
 	err := e.callHandler()
+	e.returned.Store(true)
 	ran := e.w.cfg.Clock.Now().Sub(e.started)
 	e.w.engine.observer.TaskFinished(e.task.Type, e.finish(err), ran)
 }

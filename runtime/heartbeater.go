@@ -65,8 +65,9 @@ func (w *Worker) renew(lease time.Duration, execs []*execution) {
 	for _, st := range states {
 		e := byRef[st.Ref]
 		switch {
-		case !st.Held && e.completedInTransaction():
-			// Completed by the handler's own transaction; it is returning.
+		case !st.Held && (e.returned.Load() || e.completedInTransaction()):
+			// The handler is done and its outcome is being (or was) written:
+			// nothing runs that could be stopped, and the write is fenced.
 		case !st.Held:
 			w.stats.leasesLost.Add(1)
 			e.cancel(ErrLeaseLost)
