@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// minPollWait is the first idle wait after a claim that found nothing; the
-// wait doubles up to Config.PollInterval while the queue stays empty.
+// minPollWait is the wait between claims while work keeps arriving: for one
+// PollInterval after a claim found work. After that the wait doubles up to
+// Config.PollInterval, so an idle worker sends one claim per PollInterval.
 const minPollWait = 10 * time.Millisecond
 
 // claimLinger is how long a busy worker lets slots free up before it claims
@@ -21,8 +22,18 @@ const claimLinger = 2 * time.Millisecond
 func (w *Worker) pollLoop(req claimRequest) {
 	defer w.pollDone.Done()
 	idle := minPollWait
+	lastFound := w.cfg.Clock.Now()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	// backOff is the wait after a claim that found nothing.
+	backOff := func() time.Duration {
+		if w.cfg.Clock.Now().Sub(lastFound) < w.cfg.PollInterval {
+			return minPollWait // work arrived recently: more is likely
+		}
+		wait := idle
+		idle = min(2*idle, w.cfg.PollInterval)
+		return wait
+	}
 	for {
 		free := w.freeSlots()
 		if busy := w.cfg.MaxConcurrency - free; free > 0 && free < w.cfg.MaxConcurrency/4 && busy > 0 {
@@ -40,15 +51,15 @@ func (w *Worker) pollLoop(req claimRequest) {
 			switch {
 			case err != nil:
 				w.cfg.Logger.Error("leasegen: claim failed", "worker", w.cfg.WorkerID, "err", err)
-				wait, idle = idle, min(2*idle, w.cfg.PollInterval)
-			case n == free:
-				idle = minPollWait
-				continue
+				wait = backOff()
 			case n > 0:
-				idle = minPollWait
-				wait = idle
+				idle, lastFound = minPollWait, w.cfg.Clock.Now()
+				if n == free {
+					continue // maybe more: claim again at once
+				}
+				wait = minPollWait
 			default:
-				wait, idle = idle, min(2*idle, w.cfg.PollInterval)
+				wait = backOff()
 			}
 		} else {
 			wait = w.cfg.PollInterval

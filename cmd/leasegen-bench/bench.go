@@ -25,6 +25,8 @@ type options struct {
 	runs        int
 	burn        int
 	concurrency int
+	rate        int
+	latencyFor  time.Duration
 }
 
 // scratch is one fresh database for one run.
@@ -32,6 +34,8 @@ type scratch struct {
 	engine *runtime.Engine
 	client *runtime.Client
 	close  func()
+	// reopen opens a second pool and engine on the same database.
+	reopen func(ctx context.Context) (*scratch, error)
 }
 
 // newScratch creates an empty, migrated database.
@@ -39,6 +43,7 @@ func newScratch(ctx context.Context, o options) (*scratch, error) {
 	var db *sql.DB
 	var engine *runtime.Engine
 	var cleanup func()
+	var open func() (*sql.DB, *runtime.Engine, error)
 	if o.sqlite {
 		dir, err := os.MkdirTemp("", "leasegen-bench-")
 		if err != nil {
@@ -50,6 +55,10 @@ func newScratch(ctx context.Context, o options) (*scratch, error) {
 		}
 		engine = runtime.SQLite(db)
 		cleanup = func() { db.Close(); os.RemoveAll(dir) }
+		open = func() (*sql.DB, *runtime.Engine, error) {
+			db, err := sql.Open("sqlite", runtime.SQLiteDSN(filepath.Join(dir, "bench.db")))
+			return db, runtime.SQLite(db), err
+		}
 	} else {
 		cfg, err := mysql.ParseDSN(o.mysql)
 		if err != nil {
@@ -75,6 +84,11 @@ func newScratch(ctx context.Context, o options) (*scratch, error) {
 		db.SetMaxOpenConns(64)
 		db.SetMaxIdleConns(64)
 		engine = runtime.MySQL(db)
+		dsn := cfg.FormatDSN()
+		open = func() (*sql.DB, *runtime.Engine, error) {
+			db, err := sql.Open("mysql", dsn)
+			return db, runtime.MySQL(db), err
+		}
 		cleanup = func() {
 			db.Close()
 			_, _ = admin.Exec("DROP DATABASE " + name)
@@ -90,7 +104,20 @@ func newScratch(ctx context.Context, o options) (*scratch, error) {
 		cleanup()
 		return nil, err
 	}
-	return &scratch{engine: engine, client: client, close: cleanup}, nil
+	s := &scratch{engine: engine, client: client, close: cleanup}
+	s.reopen = func(ctx context.Context) (*scratch, error) {
+		db, engine, err := open()
+		if err != nil {
+			return nil, err
+		}
+		client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		return &scratch{engine: engine, client: client, close: func() { db.Close() }}, nil
+	}
+	return s, nil
 }
 
 // scenario measures one figure in tasks per second.
@@ -150,6 +177,9 @@ func run(o options) error {
 		}
 		slices.Sort(results)
 		fmt.Printf("%-52s %12.0f %12.0f - %-10.0f\n", sc.name, results[len(results)/2], results[0], results[len(results)-1])
+	}
+	if o.latencyFor > 0 {
+		return printLatency(ctx, o)
 	}
 	return nil
 }

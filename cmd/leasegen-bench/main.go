@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
 )
 
 func main() {
@@ -20,6 +21,8 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 3, "runs per figure (the median is shown)")
 	flag.IntVar(&o.burn, "burn", 50000, "tasks in the burn-down")
 	flag.IntVar(&o.concurrency, "concurrency", 256, "the burn-down worker's MaxConcurrency")
+	flag.IntVar(&o.rate, "rate", 200, "enqueues per second in the latency runs")
+	flag.DurationVar(&o.latencyFor, "latency", 20*time.Second, "length of each latency run (0 skips them)")
 	flag.Parse()
 	if (o.mysql == "") == !o.sqlite {
 		fmt.Fprintln(os.Stderr, "leasegen-bench: give -mysql DSN or -sqlite")
