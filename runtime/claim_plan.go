@@ -7,12 +7,23 @@ import (
 	"time"
 )
 
-// candidate is a queued task a claim may take.
+// candidate is a queued task a claim may take: the whole row, locked, and
+// the database's time when the claim read it.
 type candidate struct {
-	ID          int64
-	Type        string
-	Priority    int
-	AvailableAt time.Time
+	claimedTask
+	ClaimedAt time.Time
+}
+
+// claimed is the candidate as the claim's UPDATE leaves it: the same
+// changes, applied here instead of read back.
+func (c candidate) claimed(owner string, lease time.Duration) claimedTask {
+	t := c.claimedTask
+	t.Status = StatusRunning
+	t.Attempt++
+	t.LeaseOwner = owner
+	t.LeaseUntil = c.ClaimedAt.Add(lease)
+	t.StartedAt, t.UpdatedAt = c.ClaimedAt, c.ClaimedAt
+	return t
 }
 
 // claimSource is what planClaim reads inside an engine's claim transaction.
@@ -109,28 +120,16 @@ func limitScopes(req claimRequest) []string {
 // globalScope is the limit scope of the global limit.
 const globalScope = "*"
 
-// leaseGroups splits the candidates' ids by the lease of their type: one
-// group unless task types set their own lease.
-func leaseGroups(req claimRequest, picked []candidate) (ids []int64, groups map[time.Duration][]int64) {
-	ids = make([]int64, len(picked))
+// leaseGroups splits the candidates' ids by the lease of their type (one
+// group unless task types set their own lease) and returns the tasks as the
+// claim leaves them, in claim order.
+func leaseGroups(req claimRequest, picked []candidate) (claimed []claimedTask, groups map[time.Duration][]int64) {
+	claimed = make([]claimedTask, len(picked))
 	groups = map[time.Duration][]int64{}
 	for i, c := range picked {
-		ids[i] = c.ID
 		lease := req.leaseFor(c.Type)
-		groups[lease] = append(groups[lease], c.ID)
+		groups[lease] = append(groups[lease], int64(c.ID))
+		claimed[i] = c.claimed(req.Owner, lease)
 	}
-	return ids, groups
-}
-
-// inClaimOrder orders the read-back rows as the claim picked them.
-func inClaimOrder(ids []int64, rows []claimedTask) []claimedTask {
-	position := make(map[TaskID]int, len(ids))
-	for i, id := range ids {
-		position[TaskID(id)] = i
-	}
-	out := make([]claimedTask, len(rows))
-	for _, r := range rows {
-		out[position[r.ID]] = r
-	}
-	return out
+	return claimed, groups
 }

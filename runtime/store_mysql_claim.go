@@ -18,9 +18,10 @@ func (s *mysqlStore) ensureLimits(ctx context.Context, scopes []string) error {
 }
 
 // claim takes up to req.Max queued tasks in one READ COMMITTED transaction:
-// candidates with FOR UPDATE SKIP LOCKED in claim-index order, one UPDATE
-// per lease length that starts the leases on the database's clock, one read
-// of the rows.
+// whole candidate rows with FOR UPDATE SKIP LOCKED in claim-index order, then
+// one UPDATE per lease length that starts the leases on the database's
+// clock. The rows are locked, so the UPDATE's effect is known without a
+// read-back.
 func (s *mysqlStore) claim(ctx context.Context, req claimRequest) ([]claimedTask, error) {
 	var claimed []claimedTask
 	err := s.retry(ctx, func() error {
@@ -41,7 +42,7 @@ func (s *mysqlStore) claimTx(ctx context.Context, tx *sql.Tx, req claimRequest) 
 	if err != nil || len(picked) == 0 {
 		return nil, err
 	}
-	ids, groups := leaseGroups(req, picked)
+	claimed, groups := leaseGroups(req, picked)
 	for lease, group := range groups {
 		err = s.q.TaskClaimMark(ctx, tx, mysqldb.TaskClaimMarkParams{
 			LeaseOwner: nullString(req.Owner),
@@ -52,15 +53,7 @@ func (s *mysqlStore) claimTx(ctx context.Context, tx *sql.Tx, req claimRequest) 
 			return nil, err
 		}
 	}
-	rows, err := s.q.TaskGetMany(ctx, tx, mysqldb.TaskGetManyParams{Ids: ids})
-	if err != nil {
-		return nil, err
-	}
-	claimed := make([]claimedTask, len(rows))
-	for i, row := range rows {
-		claimed[i] = claimedTask{TaskInfo: taskInfoFromRow(row), FreeAttempts: int(row.FreeAttempts)}
-	}
-	return inClaimOrder(ids, claimed), nil
+	return claimed, nil
 }
 
 // mysqlClaimSource reads a claim's inputs inside its transaction.
@@ -101,7 +94,10 @@ func (c mysqlClaimSource) candidates(ctx context.Context, types []string, limit 
 	}
 	out := make([]candidate, len(rows))
 	for i, r := range rows {
-		out[i] = candidate{ID: r.ID, Type: r.TaskType, Priority: int(r.Priority), AvailableAt: r.AvailableAt}
+		out[i] = candidate{
+			claimedTask: claimedTask{TaskInfo: taskInfoFromRow(r.LeasegenTask), FreeAttempts: int(r.LeasegenTask.FreeAttempts)},
+			ClaimedAt:   r.ClaimedAt,
+		}
 	}
 	return out, nil
 }

@@ -17,7 +17,8 @@ func (s *sqliteStore) claim(ctx context.Context, req claimRequest) ([]claimedTas
 		if err != nil || len(picked) == 0 {
 			return err
 		}
-		ids, groups := leaseGroups(req, picked)
+		var groups map[time.Duration][]int64
+		claimed, groups = leaseGroups(req, picked)
 		for lease, group := range groups {
 			err := s.q.TaskClaimMark(ctx, conn, sqlitedb.TaskClaimMarkParams{
 				LeaseOwner: nullString(req.Owner), Column2: millis(lease), Ids: group,
@@ -26,14 +27,6 @@ func (s *sqliteStore) claim(ctx context.Context, req claimRequest) ([]claimedTas
 				return err
 			}
 		}
-		rows, err := s.q.TaskGetMany(ctx, conn, sqlitedb.TaskGetManyParams{Ids: ids})
-		if err != nil {
-			return err
-		}
-		for _, row := range rows {
-			claimed = append(claimed, claimedTask{TaskInfo: taskInfoFromSQLite(row), FreeAttempts: int(row.FreeAttempts)})
-		}
-		claimed = inClaimOrder(ids, claimed)
 		return nil
 	})
 	if err != nil {
@@ -70,7 +63,10 @@ func (c sqliteClaimSource) candidates(ctx context.Context, types []string, limit
 	}
 	out := make([]candidate, len(rows))
 	for i, r := range rows {
-		out[i] = candidate{ID: r.ID, Type: r.TaskType, Priority: int(r.Priority), AvailableAt: fromMillis(r.AvailableAt)}
+		out[i] = candidate{
+			claimedTask: claimedTask{TaskInfo: taskInfoFromSQLite(r.LeasegenTask), FreeAttempts: int(r.LeasegenTask.FreeAttempts)},
+			ClaimedAt:   fromMillis(r.ClaimedAt),
+		}
 	}
 	return out, nil
 }

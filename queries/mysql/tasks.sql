@@ -47,7 +47,9 @@ GROUP BY task_type;
 -- name: TaskClaimCandidates :many
 -- Walks leasegen_tasks_claim in index order, so concurrent claimers skip each
 -- other's rows instead of locking everything a sort would read.
-SELECT id, task_type, priority, available_at FROM leasegen_tasks
+-- The rows come back whole, with the instant the claim starts their lease,
+-- so no read-back is needed after the UPDATE.
+SELECT sqlc.embed(leasegen_tasks), NOW(3) AS claimed_at FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
   AND available_at <= NOW(3)
@@ -64,9 +66,6 @@ UPDATE leasegen_tasks SET
   started_at = NOW(3),
   updated_at = NOW(3)
 WHERE id IN (sqlc.slice(ids));
-
--- name: TaskGetMany :many
-SELECT * FROM leasegen_tasks WHERE id IN (sqlc.slice(ids));
 
 -- name: TaskRenewMany :execrows
 UPDATE leasegen_tasks SET

@@ -35,7 +35,7 @@ WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY task_type;
 
 -- name: TaskClaimCandidates :many
-SELECT id, task_type, priority, available_at FROM leasegen_tasks
+SELECT sqlc.embed(leasegen_tasks), CAST(unixepoch('subsec') * 1000 AS INTEGER) AS claimed_at FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
   AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
@@ -51,9 +51,6 @@ UPDATE leasegen_tasks SET
   started_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id IN (sqlc.slice(ids));
-
--- name: TaskGetMany :many
-SELECT * FROM leasegen_tasks WHERE id IN (sqlc.slice(ids));
 
 -- name: TaskRenewMany :many
 -- One statement: the rows it returns are the leases still held.

@@ -52,7 +52,7 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 }
 
 const taskClaimCandidates = `-- name: TaskClaimCandidates :many
-SELECT id, task_type, priority, available_at FROM leasegen_tasks
+SELECT leasegen_tasks.id, leasegen_tasks.task_type, leasegen_tasks.status, leasegen_tasks.payload, leasegen_tasks.priority, leasegen_tasks.available_at, leasegen_tasks.attempt, leasegen_tasks.free_attempts, leasegen_tasks.max_attempts, leasegen_tasks.lease_owner, leasegen_tasks.lease_until, leasegen_tasks.owner_id, leasegen_tasks.idempotency_key, leasegen_tasks.last_error, leasegen_tasks.result, leasegen_tasks.created_at, leasegen_tasks.updated_at, leasegen_tasks.started_at, leasegen_tasks.finished_at, CAST(unixepoch('subsec') * 1000 AS INTEGER) AS claimed_at FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (/*SLICE:task_types*/?)
   AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
@@ -66,10 +66,8 @@ type TaskClaimCandidatesParams struct {
 }
 
 type TaskClaimCandidatesRow struct {
-	ID          int64
-	TaskType    string
-	Priority    int64
-	AvailableAt int64
+	LeasegenTask LeasegenTask
+	ClaimedAt    int64
 }
 
 func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClaimCandidatesParams) ([]TaskClaimCandidatesRow, error) {
@@ -93,10 +91,26 @@ func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClai
 	for rows.Next() {
 		var i TaskClaimCandidatesRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.TaskType,
-			&i.Priority,
-			&i.AvailableAt,
+			&i.LeasegenTask.ID,
+			&i.LeasegenTask.TaskType,
+			&i.LeasegenTask.Status,
+			&i.LeasegenTask.Payload,
+			&i.LeasegenTask.Priority,
+			&i.LeasegenTask.AvailableAt,
+			&i.LeasegenTask.Attempt,
+			&i.LeasegenTask.FreeAttempts,
+			&i.LeasegenTask.MaxAttempts,
+			&i.LeasegenTask.LeaseOwner,
+			&i.LeasegenTask.LeaseUntil,
+			&i.LeasegenTask.OwnerID,
+			&i.LeasegenTask.IdempotencyKey,
+			&i.LeasegenTask.LastError,
+			&i.LeasegenTask.Result,
+			&i.LeasegenTask.CreatedAt,
+			&i.LeasegenTask.UpdatedAt,
+			&i.LeasegenTask.StartedAt,
+			&i.LeasegenTask.FinishedAt,
+			&i.ClaimedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -322,67 +336,6 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.FinishedAt,
 	)
 	return i, err
-}
-
-const taskGetMany = `-- name: TaskGetMany :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks WHERE id IN (/*SLICE:ids*/?)
-`
-
-type TaskGetManyParams struct {
-	Ids []int64
-}
-
-func (q *Queries) TaskGetMany(ctx context.Context, db DBTX, arg TaskGetManyParams) ([]LeasegenTask, error) {
-	query := taskGetMany
-	var queryParams []interface{}
-	if len(arg.Ids) > 0 {
-		for _, v := range arg.Ids {
-			queryParams = append(queryParams, v)
-		}
-		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
-	} else {
-		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
-	}
-	rows, err := db.QueryContext(ctx, query, queryParams...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []LeasegenTask
-	for rows.Next() {
-		var i LeasegenTask
-		if err := rows.Scan(
-			&i.ID,
-			&i.TaskType,
-			&i.Status,
-			&i.Payload,
-			&i.Priority,
-			&i.AvailableAt,
-			&i.Attempt,
-			&i.FreeAttempts,
-			&i.MaxAttempts,
-			&i.LeaseOwner,
-			&i.LeaseUntil,
-			&i.OwnerID,
-			&i.IdempotencyKey,
-			&i.LastError,
-			&i.Result,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.StartedAt,
-			&i.FinishedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const taskInsert = `-- name: TaskInsert :one
