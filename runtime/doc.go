@@ -34,10 +34,11 @@
 //	defer w.Stop(shutdownCtx) // drains, renewing leases; then cancels and releases
 //
 // A worker claims tasks for its free slots in one short transaction
-// (SELECT ... FOR UPDATE SKIP LOCKED in the claim index's order, one UPDATE,
-// one read), renews all its leases in one statement per heartbeat, and
-// recovers expired leases of dead workers in batches. Every lease instant is
-// computed by the database's clock; worker clocks never matter.
+// (SELECT ... FOR UPDATE SKIP LOCKED in the claim index's order, one
+// UPDATE), renews all its leases in one statement per heartbeat, completes
+// the tasks that finished together in one fenced statement, and recovers
+// expired leases of dead workers in batches. Every lease instant is computed
+// by the database's clock; worker clocks never matter.
 //
 // # Guarantees
 //
