@@ -76,3 +76,26 @@ func BenchmarkComplete(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompleteMany256 completes 256 executions with one grouped
+// statement, as the worker's completion loop does under load; ns/op is per
+// batch.
+func BenchmarkCompleteMany256(b *testing.B) {
+	engine, client := benchSetup(b)
+	req := claimRequest{Owner: "bench", Lease: time.Hour, Types: []string{"bench"}, Max: 256}
+	for b.Loop() {
+		b.StopTimer()
+		benchEnqueue(b, client, 256)
+		claimed, err := engine.store.claim(context.Background(), req)
+		dbtest.Must(b, "claim", err)
+		reqs := make([]completionRequest, len(claimed))
+		for i, c := range claimed {
+			reqs[i] = completionRequest{Ref: leaseRef{ID: c.ID, Attempt: c.Attempt}}
+		}
+		b.StartTimer()
+		oks, err := engine.store.completeMany(context.Background(), "bench", reqs)
+		if err != nil || len(oks) != 256 || !oks[255] {
+			b.Fatalf("complete many: %v", err)
+		}
+	}
+}
