@@ -179,9 +179,11 @@ func run(o options) error {
 		fmt.Printf("%-52s %12.0f %12.0f - %-10.0f\n", sc.name, results[len(results)/2], results[0], results[len(results)-1])
 	}
 	if o.latencyFor > 0 {
-		return printLatency(ctx, o)
+		if err := printLatency(ctx, o); err != nil {
+			return err
+		}
 	}
-	return nil
+	return footprint(ctx, o)
 }
 
 func rate(n int, f func() error) (float64, error) {
