@@ -58,13 +58,17 @@ func naive(ctx context.Context, s *scratch) (float64, error) {
 			wg.Go(func() {
 				for done.Load() < tasks {
 					ok, err := naiveOne(ctx, db, owner, now)
+					if err != nil && strings.Contains(err.Error(), "SQLITE_BUSY") {
+						continue // a stale WAL snapshot: SQLite asks to start over
+					}
 					if err != nil {
 						errs <- err
 						return
 					}
-					if ok {
-						done.Add(1)
+					if !ok {
+						return // the queue is empty
 					}
+					done.Add(1)
 				}
 			})
 		}
@@ -99,8 +103,12 @@ func naiveOne(ctx context.Context, db *sql.DB, owner, now string) (bool, error) 
 	if err := tx.Commit(); err != nil {
 		return false, err
 	}
-	_, err = db.ExecContext(ctx, "UPDATE leasegen_tasks SET status = 'SUCCESS', finished_at = "+now+" WHERE id = ? AND lease_owner = ?", id, owner)
-	return err == nil, err
+	for {
+		_, err = db.ExecContext(ctx, "UPDATE leasegen_tasks SET status = 'SUCCESS', finished_at = "+now+" WHERE id = ? AND lease_owner = ?", id, owner)
+		if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") {
+			return err == nil, err
+		}
+	}
 }
 
 func queueNoops(ctx context.Context, s *scratch, n int) error {
