@@ -15,11 +15,11 @@ import (
 // tight loop of UPDATEs of 256 rows by primary key that flip their status
 // (so the status indexes move, as in a claim or a completion), in rows per
 // second. Every figure above can be read as a fraction of it.
-func ceiling(ctx context.Context, s *scratch) (float64, error) {
+func ceiling(ctx context.Context, o options, s *scratch) (float64, error) {
 	if err := queueNoops(ctx, s, 20000); err != nil {
 		return 0, err
 	}
-	now := nowExpr(s)
+	now := nowExpr(o)
 	args := make([]any, 256)
 	marks := strings.TrimSuffix(strings.Repeat("?,", 256), ",")
 	query := "UPDATE leasegen_tasks SET status = CASE WHEN status = 'QUEUED' THEN 'RUNNING' ELSE 'QUEUED' END, updated_at = " +
@@ -42,12 +42,12 @@ func ceiling(ctx context.Context, s *scratch) (float64, error) {
 
 // naive runs the article's algorithm on the same table: 16 workers, each
 // claiming one task per transaction and completing it with its own UPDATE.
-func naive(ctx context.Context, s *scratch) (float64, error) {
+func naive(ctx context.Context, o options, s *scratch) (float64, error) {
 	const tasks = 5000
 	if err := queueNoops(ctx, s, tasks); err != nil {
 		return 0, err
 	}
-	now := nowExpr(s)
+	now := nowExpr(o)
 	db := s.engine.DB()
 	var done atomic.Int64
 	var wg sync.WaitGroup
@@ -125,9 +125,8 @@ func queueNoops(ctx context.Context, s *scratch, n int) error {
 }
 
 // nowExpr is the engine's expression for the database's clock.
-func nowExpr(s *scratch) string {
-	var version string
-	if err := s.engine.DB().QueryRow("SELECT sqlite_version()").Scan(&version); err == nil {
+func nowExpr(o options) string {
+	if o.sqlite {
 		return "CAST(unixepoch('subsec') * 1000 AS INTEGER)"
 	}
 	return "NOW(3)"

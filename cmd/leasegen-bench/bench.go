@@ -159,8 +159,12 @@ func run(o options) error {
 		{fmt.Sprintf("burn-down, 1 worker, %d slots (%d no-op tasks)", o.concurrency, o.burn), func(ctx context.Context, s *scratch) (float64, error) {
 			return burnDown(ctx, s, o)
 		}},
-		{"ceiling: row updates, batches of 256 (rows/s)", ceiling},
-		{"naive baseline: 1 task per claim tx, 16 workers", naive},
+		{"ceiling: row updates, batches of 256 (rows/s)", func(ctx context.Context, s *scratch) (float64, error) {
+			return ceiling(ctx, o, s)
+		}},
+		{"naive baseline: 1 task per claim tx, 16 workers", func(ctx context.Context, s *scratch) (float64, error) {
+			return naive(ctx, o, s)
+		}},
 	}
 	fmt.Printf("%-52s %12s %24s\n", "figure", "tasks/s", "range (median of runs)")
 	medians := map[string]float64{}

@@ -127,14 +127,6 @@ func Must(t testing.TB, what string, err error) {
 	}
 }
 
-// Exec runs a statement on d, failing t on error.
-func (d *Database) Exec(t testing.TB, query string, args ...any) {
-	t.Helper()
-	if _, err := d.DB.Exec(query, args...); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-}
-
 // Int runs a query returning one integer.
 func (d *Database) Int(t testing.TB, query string, args ...any) int {
 	t.Helper()
