@@ -3,130 +3,152 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+)
 
-	"github.com/leasegen/leasegen/runtime"
+// Yardstick figures: what the database does without the runtime.
+const (
+	ceilingName = "ceiling: row updates, batches of 1,000 rows"
+	naiveName   = "naive baseline: article's algorithm, 16 workers"
 )
 
 // ceiling measures how fast the server updates rows of the task table: a
-// tight loop of UPDATEs of 256 rows by primary key that flip their status
+// tight loop of UPDATEs of 1,000 rows by primary key that flip their status
 // (so the status indexes move, as in a claim or a completion), in rows per
-// second. Every figure above can be read as a fraction of it.
-func ceiling(ctx context.Context, o options, s *scratch) (float64, error) {
-	if err := queueNoops(ctx, s, 20000); err != nil {
-		return 0, err
+// second. Every figure can be read as a fraction of it.
+func ceiling(ctx context.Context, s *scratch, t *table) error {
+	const rows, batch, rounds = 20000, 1000, 4
+	if err := queue(ctx, s, "noop", rows); err != nil {
+		return err
 	}
-	now := nowExpr(o)
-	args := make([]any, 256)
-	marks := strings.TrimSuffix(strings.Repeat("?,", 256), ",")
+	now := nowSQL(s.kind)
 	query := "UPDATE leasegen_tasks SET status = CASE WHEN status = 'QUEUED' THEN 'RUNNING' ELSE 'QUEUED' END, updated_at = " +
-		now + ", attempt = attempt + 1 WHERE id IN (" + marks + ")"
-	db := s.engine.DB()
-	return rate(20000*4, func() error {
-		for round := range 4 {
-			for first := 1; first <= 20000; first += 256 {
-				for i := range args {
-					args[i] = first + i
-				}
-				if _, err := db.ExecContext(ctx, query, args...); err != nil {
-					return fmt.Errorf("round %d: %w", round, err)
-				}
+		now + ", attempt = attempt + 1 WHERE id IN (" + strings.TrimSuffix(strings.Repeat("?,", batch), ",") + ")"
+	args := make([]any, batch)
+	start := time.Now()
+	for round := range rounds {
+		for first := 1; first <= rows; first += batch {
+			for i := range args {
+				args[i] = first + i
+			}
+			if _, err := s.db.ExecContext(ctx, query, args...); err != nil {
+				return fmt.Errorf("ceiling round %d: %w", round, err)
 			}
 		}
-		return nil
-	})
-}
-
-// naive runs the article's algorithm on the same table: 16 workers, each
-// claiming one task per transaction and completing it with its own UPDATE.
-func naive(ctx context.Context, o options, s *scratch) (float64, error) {
-	const tasks = 5000
-	if err := queueNoops(ctx, s, tasks); err != nil {
-		return 0, err
 	}
-	now := nowExpr(o)
-	db := s.engine.DB()
-	var done atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	return rate(tasks, func() error {
-		for w := range 16 {
-			owner := fmt.Sprintf("naive-%d", w)
-			wg.Go(func() {
-				for done.Load() < tasks {
-					ok, err := naiveOne(ctx, db, owner, now)
-					if err != nil && strings.Contains(err.Error(), "SQLITE_BUSY") {
-						continue // a stale WAL snapshot: SQLite asks to start over
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-					if !ok {
-						return // the queue is empty
-					}
-					done.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		return <-errs
-	})
-}
-
-// naiveOne claims and completes one task; false when none was left.
-func naiveOne(ctx context.Context, db *sql.DB, owner, now string) (bool, error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var id int64
-	lock := " FOR UPDATE SKIP LOCKED"
-	if strings.Contains(now, "unixepoch") {
-		lock = "" // SQLite: the write transaction is the lock
-	}
-	err = tx.QueryRowContext(ctx, "SELECT id FROM leasegen_tasks WHERE status = 'QUEUED' ORDER BY priority DESC, available_at, id LIMIT 1"+lock).Scan(&id)
-	if err == sql.ErrNoRows {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if _, err := tx.ExecContext(ctx, "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = ?, updated_at = "+now+" WHERE id = ?", owner, id); err != nil {
-		return false, err
-	}
-	if err := tx.Commit(); err != nil {
-		return false, err
-	}
-	for {
-		_, err = db.ExecContext(ctx, "UPDATE leasegen_tasks SET status = 'SUCCESS', finished_at = "+now+" WHERE id = ? AND lease_owner = ?", id, owner)
-		if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") {
-			return err == nil, err
-		}
-	}
-}
-
-func queueNoops(ctx context.Context, s *scratch, n int) error {
-	reqs := make([]runtime.Request, 1000)
-	for i := range reqs {
-		reqs[i] = runtime.Request{Type: "noop"}
-	}
-	for range n / 1000 {
-		if _, err := s.client.EnqueueMany(ctx, reqs); err != nil {
-			return err
-		}
-	}
+	t.add(ceilingName, "rows/s", rows*rounds/time.Since(start).Seconds())
 	return nil
 }
 
-// nowExpr is the engine's expression for the database's clock.
-func nowExpr(o options) string {
-	if o.sqlite {
+// naive runs the article's algorithm on the same table: 16 workers, each
+// claiming one task per transaction, renewing its lease once and completing
+// it, each with its own statement.
+func naive(ctx context.Context, s *scratch, t *table) error {
+	const tasks, workers = 5000, 16
+	if err := queue(ctx, s, "noop", tasks); err != nil {
+		return err
+	}
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	start := time.Now()
+	for w := range workers {
+		owner := fmt.Sprintf("naive-%d", w)
+		wg.Go(func() {
+			for {
+				ok, err := naiveOne(ctx, s, owner)
+				switch {
+				case err != nil:
+					errs <- err
+					return
+				case !ok:
+					return // the queue is empty
+				}
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return fmt.Errorf("naive baseline: %w", err)
+	}
+	t.add(naiveName, "tasks/s", float64(done.Load())/time.Since(start).Seconds())
+	return nil
+}
+
+// naiveOne claims, renews and completes one task; false when none was
+// left. SQLite's stale-snapshot errors are retried, as the article's loop
+// would retry a failed claim.
+func naiveOne(ctx context.Context, s *scratch, owner string) (bool, error) {
+	now := nowSQL(s.kind)
+	lock := " FOR UPDATE SKIP LOCKED"
+	if s.kind == kindSQLite {
+		lock = "" // the write transaction is the lock
+	}
+	for {
+		id, err := naiveClaim(ctx, s.db, owner, now, lock)
+		if busy(err) {
+			continue
+		}
+		if err != nil || id == 0 {
+			return false, err
+		}
+		for _, stmt := range []string{
+			"UPDATE leasegen_tasks SET lease_until = " + now + " + 60000, updated_at = " + now + " WHERE id = ? AND lease_owner = ?",
+			"UPDATE leasegen_tasks SET status = 'SUCCESS', finished_at = " + now + " WHERE id = ? AND lease_owner = ?",
+		} {
+			if s.kind == kindMySQL {
+				stmt = strings.Replace(stmt, "+ 60000", "+ INTERVAL 60 SECOND", 1)
+			}
+			for {
+				_, err = s.db.ExecContext(ctx, stmt, id, owner)
+				if !busy(err) {
+					break
+				}
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+}
+
+// naiveClaim claims one task in its own transaction; 0 when none is left.
+func naiveClaim(ctx context.Context, db *sql.DB, owner, now, lock string) (int64, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM leasegen_tasks WHERE status = 'QUEUED' ORDER BY priority DESC, available_at, id LIMIT 1"+lock).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = ?, started_at = "+now+", updated_at = "+now+" WHERE id = ?", owner, id); err != nil {
+		return 0, err
+	}
+	return id, tx.Commit()
+}
+
+// busy reports SQLite's request to start a transaction over.
+func busy(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "SQLITE_BUSY")
+}
+
+// nowSQL is the engine's expression for the database's clock.
+func nowSQL(kind string) string {
+	if kind == kindSQLite {
 		return "CAST(unixepoch('subsec') * 1000 AS INTEGER)"
 	}
 	return "NOW(3)"

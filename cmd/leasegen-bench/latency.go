@@ -2,107 +2,141 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime"
 )
 
-// latency enqueues at a steady rate for a while and returns the
-// enqueue-to-start times. With local true the enqueues go through the
-// worker's own engine (a local enqueue wakes the worker); otherwise through a
-// second engine on another pool, as another process would.
-func latency(ctx context.Context, o options, s *scratch, local bool) ([]time.Duration, error) {
+// idleFor is how long a worker sits idle before the idle figures.
+const idleFor = 10 * time.Second
+
+const idleStatementsName = "idle worker: statements per second (PollInterval 1s)"
+
+// latencyName names a latency figure.
+func latencyName(local bool, what string) string {
+	if local {
+		return "latency, enqueued in the worker's process, " + what
+	}
+	return "latency, enqueued from another process, " + what
+}
+
+// latency measures enqueue-to-start at o.rate tasks per second, o.warmup
+// unmeasured and then o.latencyFor measured, for a worker on default
+// settings in this process. With local true the tasks come from this
+// process's engine, which wakes the worker at once; otherwise from an
+// enqueue process, which the worker notices by polling. Then the worker
+// sits idle: on MySQL the statements it sends are counted, and one more
+// task measures how soon an idle worker notices work.
+func latency(ctx context.Context, o options, s *scratch, local bool, t *table) error {
 	var mu sync.Mutex
 	var waits []time.Duration
-	w, err := runtime.NewWorker(s.engine, runtime.Config{
-		LeaseTimeout: 30 * time.Second, HeartbeatInterval: 5 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	first := make(chan time.Duration, 1)
+	w, err := runtime.NewWorker(s.engine, runtime.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = w.Handle("ping", func(_ context.Context, t *runtime.Task) error {
-		sent := time.Unix(0, int64(binary.BigEndian.Uint64(t.Payload)))
-		mu.Lock()
-		waits = append(waits, time.Since(sent))
-		mu.Unlock()
+	err = w.Handle("ping", func(_ context.Context, task *runtime.Task) error {
+		sent, measured := unstamp(task.Payload)
+		if measured {
+			mu.Lock()
+			waits = append(waits, time.Since(sent))
+			mu.Unlock()
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
+	}
+	err = w.Handle("first", func(_ context.Context, task *runtime.Task) error {
+		sent, _ := unstamp(task.Payload)
+		first <- time.Since(sent)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := w.Start(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	defer w.Stop(ctx) //nolint:errcheck // the run is over
-	client := s.client
-	if !local {
-		other, err := s.reopen(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer other.close()
-		client = other.client
+	// Let the worker back off to its idle poll.
+	time.Sleep(3 * time.Second)
+
+	count := int(float64(o.rate) * (o.warmup + o.latencyFor).Seconds())
+	skip := int(float64(o.rate) * o.warmup.Seconds())
+	if err := send(ctx, s, local, "ping", o.rate, count, skip); err != nil {
+		return err
 	}
-	time.Sleep(2 * time.Second) // let the idle back-off settle
-	ticker := time.NewTicker(time.Second / time.Duration(o.rate))
-	defer ticker.Stop()
-	sent := 0
-	for end := time.Now().Add(o.latencyFor); time.Now().Before(end); sent++ {
-		<-ticker.C
-		payload := binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixNano()))
-		if _, err := client.Enqueue(ctx, "ping", payload); err != nil {
-			return nil, err
-		}
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		mu.Lock()
 		n := len(waits)
 		mu.Unlock()
-		if n == sent {
+		if n == count-skip {
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("latency: %d of %d tasks started", n, sent)
+			return fmt.Errorf("latency: %d of %d tasks started", n, count-skip)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	return waits, nil
-}
+	slices.Sort(waits)
+	for _, q := range []float64{.50, .90, .99} {
+		p := waits[min(len(waits)-1, int(q*float64(len(waits))))]
+		t.add(latencyName(local, fmt.Sprintf("p%.0f", q*100)), "ms", millis(p))
+	}
 
-// percentiles returns p50, p90 and p99 of ds.
-func percentiles(ds []time.Duration) (p50, p90, p99 time.Duration) {
-	slices.Sort(ds)
-	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
-	return at(.50), at(.90), at(.99)
-}
-
-func printLatency(ctx context.Context, o options) error {
-	fmt.Printf("\n%-52s %8s %8s %8s\n", fmt.Sprintf("enqueue -> start at %d tasks/s for %s", o.rate, o.latencyFor), "p50", "p90", "p99")
-	for _, local := range []bool{true, false} {
-		s, err := newScratch(ctx, o)
+	if local && s.kind == kindMySQL {
+		time.Sleep(3 * time.Second) // back to the idle poll
+		before, err := questions(ctx, s.db)
 		if err != nil {
 			return err
 		}
-		waits, err := latency(ctx, o, s, local)
-		s.close()
+		time.Sleep(idleFor)
+		after, err := questions(ctx, s.db)
 		if err != nil {
 			return err
 		}
-		name := "enqueued in the worker's process"
+		t.add(idleStatementsName, "stmts/s", float64(after-before-1)/idleFor.Seconds())
+	} else {
+		time.Sleep(idleFor)
+	}
+	if err := send(ctx, s, local, "first", 1, 1, 0); err != nil {
+		return err
+	}
+	select {
+	case d := <-first:
+		where := "same process"
 		if !local {
-			name = "enqueued from another process (engine)"
+			where = "other process"
 		}
-		p50, p90, p99 := percentiles(waits)
-		fmt.Printf("%-52s %8s %8s %8s\n", name, ms(p50), ms(p90), ms(p99))
+		t.add(fmt.Sprintf("first task after %s idle, %s", idleFor, where), "ms", millis(d))
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("latency: the task after the idle period did not start in 30s")
 	}
 	return nil
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
+// send enqueues count tasks of taskType at rate from this process or from
+// an enqueue process.
+func send(ctx context.Context, s *scratch, local bool, taskType string, rate, count, skip int) error {
+	if local {
+		return paced(ctx, s.client, taskType, rate, count, skip)
+	}
+	c, err := startChild(s, "enqueue", "-child-type", taskType, "-child-rate", strconv.Itoa(rate),
+		"-child-count", strconv.Itoa(count), "-child-skip", strconv.Itoa(skip))
+	if err != nil {
+		return err
+	}
+	if _, err := c.expect("sent", time.Duration(count/rate+30)*time.Second); err != nil {
+		c.kill()
+		return err
+	}
+	return c.cmd.Wait()
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,36 +1,106 @@
-// Command leasegen-bench measures the runtime on this machine: enqueue
-// rates and the burn-down of queued no-op tasks by one worker, on MariaDB
-// or SQLite, each figure the median of several runs with its range.
+// Command leasegen-bench measures the lease runtime on this machine and
+// prints one table: enqueue rates, the burn-down of queued no-op tasks by one
+// and by several worker processes, enqueue-to-start latency from the
+// worker's own process and from another one, SQL statements per task, the
+// recovery delay after a kill -9, a worker's memory, and, in the same run,
+// the database's own row-update ceiling and the article's naive algorithm as
+// the yardsticks. Every figure is the median of -runs runs, each on a fresh
+// database, with its range.
 //
-//	go run ./cmd/leasegen-bench -mysql 'root@tcp(127.0.0.1:3306)/'   # a scratch database is created and dropped
-//	go run ./cmd/leasegen-bench -sqlite                              # a file in a temporary folder
+//	go run ./cmd/leasegen-bench -mysql 'root@tcp(127.0.0.1:3306)/'   # scratch databases are created and dropped
+//	go run ./cmd/leasegen-bench -sqlite                              # files in a temporary folder
+//	go run ./cmd/leasegen-bench -sqlite -only burn,ceiling -runs 1   # some figures only
+//
+// The worker processes are this same binary, started with -child.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
+	"slices"
+	"strings"
 	"time"
 )
 
+// options are the benchmark's flags.
+type options struct {
+	mysql       string
+	sqlite      bool
+	runs        int
+	burn        int
+	procs       int
+	slots       int
+	rate        int
+	latencyFor  time.Duration
+	warmup      time.Duration
+	groups      []string
+	profileDirs string
+	child       childOptions
+}
+
+// groups are the figure groups, in the order they run and print.
+var groups = []string{"enqueue", "burn", "ceiling", "latency", "recovery", "footprint"}
+
 func main() {
-	var o options
-	flag.StringVar(&o.mysql, "mysql", "", "MySQL/MariaDB server DSN (no database: a scratch one is created and dropped)")
-	flag.BoolVar(&o.sqlite, "sqlite", false, "benchmark SQLite in a temporary folder")
-	flag.IntVar(&o.runs, "runs", 3, "runs per figure (the median is shown)")
-	flag.IntVar(&o.burn, "burn", 50000, "tasks in the burn-down")
-	flag.IntVar(&o.concurrency, "concurrency", 256, "the burn-down worker's MaxConcurrency")
-	flag.IntVar(&o.rate, "rate", 200, "enqueues per second in the latency runs")
-	flag.DurationVar(&o.latencyFor, "latency", 20*time.Second, "length of each latency run (0 skips them)")
-	flag.Parse()
-	if (o.mysql == "") == !o.sqlite {
-		fmt.Fprintln(os.Stderr, "leasegen-bench: give -mysql DSN or -sqlite")
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "leasegen-bench:", err)
 		os.Exit(2)
 	}
-	fmt.Printf("machine: %d cores, %s/%s, Go %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	if err := run(o); err != nil {
+	if o.child.mode != "" {
+		err = runChild(o.child)
+	} else {
+		err = run(o, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "leasegen-bench:", err)
 		os.Exit(1)
 	}
 }
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("leasegen-bench", flag.ContinueOnError)
+	fs.StringVar(&o.mysql, "mysql", "", "MySQL/MariaDB server DSN without a database (scratch databases are created and dropped)")
+	fs.BoolVar(&o.sqlite, "sqlite", false, "benchmark SQLite, in a temporary folder")
+	fs.IntVar(&o.runs, "runs", 3, "runs per figure; the median is shown")
+	fs.IntVar(&o.burn, "burn", 50000, "no-op tasks in each burn-down")
+	fs.IntVar(&o.procs, "procs", 3, "worker processes in the multi-process burn-down")
+	fs.IntVar(&o.slots, "slots", 1000, "MaxConcurrency of each burn-down worker")
+	fs.IntVar(&o.rate, "rate", 200, "enqueues per second in the latency runs")
+	fs.DurationVar(&o.latencyFor, "latency", 20*time.Second, "measured length of each latency run")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured lead-in of each latency run, at the same rate")
+	only := fs.String("only", strings.Join(groups, ","), "figure groups to run: "+strings.Join(groups, ", "))
+	fs.StringVar(&o.profileDirs, "cpuprofile", "", "folder for CPU profiles of the burn-down worker processes")
+	o.child.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.child.mode != "" {
+		return o, nil
+	}
+	if (o.mysql == "") == !o.sqlite {
+		return o, fmt.Errorf("give -mysql DSN or -sqlite")
+	}
+	for _, g := range strings.Split(*only, ",") {
+		if !slices.Contains(groups, g) {
+			return o, fmt.Errorf("unknown figure group %q in -only (have %s)", g, strings.Join(groups, ", "))
+		}
+		o.groups = append(o.groups, g)
+	}
+	if o.runs < 1 || o.burn < 1000 || o.procs < 1 || o.slots < 1 || o.rate < 1 {
+		return o, fmt.Errorf("-runs, -procs, -slots and -rate must be positive and -burn at least 1000")
+	}
+	return o, nil
+}
+
+// kind is the engine the options select.
+func (o options) kind() string {
+	if o.sqlite {
+		return kindSQLite
+	}
+	return kindMySQL
+}
+
+func (o options) wants(group string) bool { return slices.Contains(o.groups, group) }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// enqueueRates measures enqueues one at a time and in batches of 1,000.
+func enqueueRates(ctx context.Context, o options, s *scratch, t *table) error {
+	const single = 2000
+	start := time.Now()
+	for range single {
+		if _, err := s.client.Enqueue(ctx, "noop", nil); err != nil {
+			return err
+		}
+	}
+	t.add("enqueue, one at a time (2,000)", "tasks/s", single/time.Since(start).Seconds())
+
+	const batches = 50
+	reqs := make([]runtime.Request, 1000)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: "noop"}
+	}
+	start = time.Now()
+	for range batches {
+		if _, err := s.client.EnqueueMany(ctx, reqs); err != nil {
+			return err
+		}
+	}
+	t.add("enqueue, batches of 1,000 (50,000)", "tasks/s", batches*1000/time.Since(start).Seconds())
+	return nil
+}
+
+// burnDownName is the burn-down figure of procs worker processes.
+func burnDownName(o options, procs int) string {
+	processes := "1 worker process"
+	if procs > 1 {
+		processes = fmt.Sprintf("%d worker processes", procs)
+	}
+	return fmt.Sprintf("burn-down, %s x %d slots (%s no-op tasks)", processes, o.slots, number(float64(o.burn)))
+}
+
+const statementsName = "SQL statements per task, burn-down by 1 process"
+
+// burnDown queues o.burn no-op tasks and times procs worker processes
+// working them off, from the first claim to the last completion on the
+// database's clock. With one process on MySQL it also takes the statements
+// the server received per task from its Questions counter.
+func burnDown(ctx context.Context, o options, s *scratch, procs int, t *table) error {
+	if err := queue(ctx, s, "noop", o.burn); err != nil {
+		return err
+	}
+	var before int64
+	if s.kind == kindMySQL {
+		var err error
+		if before, err = questions(ctx, s.db); err != nil {
+			return err
+		}
+	}
+	for i := range procs {
+		args := []string{"-child-id", fmt.Sprintf("burn-%d", i+1), "-child-slots", strconv.Itoa(o.slots)}
+		if o.profileDirs != "" {
+			name := fmt.Sprintf("burn-%s-%dproc-%d.pprof", s.kind, procs, i+1)
+			args = append(args, "-child-cpuprofile", filepath.Join(o.profileDirs, name))
+		}
+		c, err := startChild(s, "worker", args...)
+		if err != nil {
+			return err
+		}
+		defer c.stop() //nolint:errcheck // the figures are taken from the database
+	}
+	probes, err := waitDrained(ctx, s, 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	if s.kind == kindMySQL && procs == 1 {
+		after, err := questions(ctx, s.db)
+		if err != nil {
+			return err
+		}
+		// Ours: the probes and the second SHOW STATUS.
+		t.add(statementsName, "stmts/task", float64(after-before-probes-1)/float64(o.burn))
+	}
+	done, span, err := successSpan(ctx, s)
+	if err != nil {
+		return err
+	}
+	if done != o.burn {
+		return fmt.Errorf("burn-down: %d of %d tasks succeeded", done, o.burn)
+	}
+	t.add(burnDownName(o, procs), "tasks/s", float64(done)/span.Seconds())
+	return nil
+}
+
+// waitDrained polls until no task is queued or running and returns how
+// many statements that took.
+func waitDrained(ctx context.Context, s *scratch, timeout time.Duration) (int64, error) {
+	const probe = `SELECT EXISTS (SELECT 1 FROM leasegen_tasks WHERE status = 'QUEUED')
+		OR EXISTS (SELECT 1 FROM leasegen_tasks WHERE status IN ('RUNNING', 'CANCEL_REQUESTED'))`
+	deadline := time.Now().Add(timeout)
+	for probes := int64(1); ; probes++ {
+		var busy bool
+		if err := s.db.QueryRowContext(ctx, probe).Scan(&busy); err != nil {
+			return probes, err
+		}
+		if !busy {
+			return probes, nil
+		}
+		if time.Now().After(deadline) {
+			return probes, fmt.Errorf("tasks still queued or running after %s", timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// successSpan counts the succeeded tasks and the time from the first claim
+// to the last completion, on the database's clock.
+func successSpan(ctx context.Context, s *scratch) (int, time.Duration, error) {
+	query := `SELECT COUNT(*), COALESCE(CAST(TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) AS SIGNED), 0)
+		FROM leasegen_tasks WHERE status = 'SUCCESS'`
+	unit := time.Microsecond
+	if s.kind == kindSQLite {
+		query = `SELECT COUNT(*), COALESCE(MAX(finished_at) - MIN(started_at), 0) FROM leasegen_tasks WHERE status = 'SUCCESS'`
+		unit = time.Millisecond
+	}
+	var n int
+	var span int64
+	if err := s.db.QueryRowContext(ctx, query).Scan(&n, &span); err != nil {
+		return 0, 0, err
+	}
+	return n, max(time.Duration(span)*unit, time.Millisecond), nil
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/go-sql-driver/mysql"
+	_ "modernc.org/sqlite"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// Engine kinds.
+const (
+	kindMySQL  = "mysql"
+	kindSQLite = "sqlite"
+)
+
+// scratch is one fresh, migrated database for one run.
+type scratch struct {
+	kind   string
+	target string // what openEngine needs: a MySQL DSN or a SQLite file
+	db     *sql.DB
+	engine *runtime.Engine
+	client *runtime.Client
+	close  func()
+}
+
+// newScratch creates an empty database and migrates it: a MySQL database
+// named leasegen_bench_<random>, dropped by close, or a SQLite file in a
+// temporary folder.
+func newScratch(ctx context.Context, o options) (*scratch, error) {
+	s := &scratch{kind: o.kind()}
+	var drop func()
+	if o.sqlite {
+		dir, err := os.MkdirTemp("", "leasegen-bench-")
+		if err != nil {
+			return nil, err
+		}
+		s.target = filepath.Join(dir, "bench.db")
+		drop = func() { os.RemoveAll(dir) }
+	} else {
+		dsn, dropDB, err := createMySQLDatabase(ctx, o.mysql)
+		if err != nil {
+			return nil, err
+		}
+		s.target, drop = dsn, dropDB
+	}
+	db, engine, err := openEngine(s.kind, s.target)
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	s.db, s.engine = db, engine
+	s.close = func() { db.Close(); drop() }
+	if err := engine.Migrate(ctx); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.client, err = runtime.NewClient(engine, runtime.ClientConfig{}); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// createMySQLDatabase creates a scratch database on the server of dsn and
+// returns the DSN of a session in it as the runtime wants one, and a
+// function that drops it.
+func createMySQLDatabase(ctx context.Context, serverDSN string) (string, func(), error) {
+	cfg, err := mysql.ParseDSN(serverDSN)
+	if err != nil {
+		return "", nil, fmt.Errorf("-mysql: %w", err)
+	}
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return "", nil, err
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := "leasegen_bench_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("create scratch database: %w", err)
+	}
+	cfg.DBName, cfg.ParseTime, cfg.InterpolateParams, cfg.ClientFoundRows = name, true, true, true
+	cfg.Params = map[string]string{"time_zone": "'+00:00'"}
+	drop := func() {
+		_, _ = admin.Exec("DROP DATABASE " + name)
+		admin.Close()
+	}
+	return cfg.FormatDSN(), drop, nil
+}
+
+// openEngine opens a pool and an engine on target, in this process or in
+// a worker process.
+func openEngine(kind, target string) (*sql.DB, *runtime.Engine, error) {
+	if kind == kindSQLite {
+		db, err := sql.Open("sqlite", runtime.SQLiteDSN(target))
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, runtime.SQLite(db), nil
+	}
+	db, err := sql.Open("mysql", target)
+	if err != nil {
+		return nil, nil, err
+	}
+	// database/sql keeps 2 idle connections by default: a worker's loops
+	// and handlers would open and close connections all the time.
+	db.SetMaxIdleConns(32)
+	return db, runtime.MySQL(db), nil
+}
+
+// queue enqueues n tasks of taskType in batches of 1,000.
+func queue(ctx context.Context, s *scratch, taskType string, n int) error {
+	reqs := make([]runtime.Request, 1000)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: taskType}
+	}
+	for left := n; left > 0; left -= len(reqs) {
+		if _, err := s.client.EnqueueMany(ctx, reqs[:min(left, len(reqs))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
