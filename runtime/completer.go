@@ -2,44 +2,32 @@ package runtime
 
 import (
 	"context"
-	"time"
 )
 
 // maxCompletionBatch bounds one grouped completion statement.
 const maxCompletionBatch = 512
 
-// completion is one execution waiting for its fenced completion.
-type completion struct {
-	ref    leaseRef
-	result string
-	done   chan completionResult
-}
-
-type completionResult struct {
-	ok  bool
-	err error
-}
-
-// completeLoop groups completions: it takes every completion that arrived
-// while the previous statement ran and completes them with one fenced
-// statement. Under load the batches grow by themselves; an idle worker
-// completes a lone task at once, with no added wait.
+// completeLoop groups completions: it takes every execution whose handler
+// succeeded while the previous statement ran, completes them with one fenced
+// statement and ends them. Under load the batches grow by themselves; an
+// idle worker completes a lone task at once, with no added wait.
 func (w *Worker) completeLoop() {
 	defer close(w.completerDone)
 	for {
-		var first *completion
+		var first *execution
 		select {
 		case first = <-w.completions:
 		case <-w.stopLoops:
-			// Stop waits for the executions first, so nothing is queued now.
+			// Stop waits for the executions first; a handler that outlives
+			// it completes on its own.
 			return
 		}
-		batch := []*completion{first}
+		batch := []*execution{first}
 	gather:
 		for len(batch) < maxCompletionBatch {
 			select {
-			case c := <-w.completions:
-				batch = append(batch, c)
+			case e := <-w.completions:
+				batch = append(batch, e)
 			default:
 				break gather
 			}
@@ -48,36 +36,27 @@ func (w *Worker) completeLoop() {
 	}
 }
 
-func (w *Worker) completeBatch(batch []*completion) {
+func (w *Worker) completeBatch(batch []*execution) {
 	reqs := make([]completionRequest, len(batch))
-	for i, c := range batch {
-		reqs[i] = completionRequest{Ref: c.ref, Result: c.result}
+	for i, e := range batch {
+		reqs[i] = completionRequest{Ref: e.ref, Result: e.resultValue()}
 	}
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
 	oks, err := w.engine.store.completeMany(ctx, w.cfg.WorkerID, reqs)
-	for i, c := range batch {
-		r := completionResult{err: err}
-		if err == nil {
-			r.ok = oks[i]
-		}
-		c.done <- r
+	for i, e := range batch {
+		e.end(e.record(err == nil && oks[i], err, &w.stats.completed, "complete", OutcomeSuccess))
 	}
 }
 
-// complete completes one execution through the grouping loop, or directly
-// once the worker has stopped (a handler that ignored its context).
-func (w *Worker) complete(ctx context.Context, ref leaseRef, result string) (bool, error) {
-	c := &completion{ref: ref, result: result, done: make(chan completionResult, 1)}
+// enqueueCompletion hands e to the completion loop, which ends it. It
+// reports false once the loop has stopped. The channel is unbuffered, so a
+// send succeeds only into a running loop.
+func (w *Worker) enqueueCompletion(e *execution) bool {
 	select {
-	case w.completions <- c:
+	case w.completions <- e:
+		return true
 	case <-w.completerDone:
-		return w.engine.store.complete(ctx, w.engine.db, w.cfg.WorkerID, ref, result)
-	}
-	select {
-	case r := <-c.done:
-		return r.ok, r.err
-	case <-time.After(2 * w.cfg.LeaseTimeout): // the loop is stuck on the database
-		return false, context.DeadlineExceeded
+		return false
 	}
 }

@@ -30,8 +30,10 @@ type Config struct {
 	RecoveryBatchSize  int
 	RecoveryMaxBatches int
 	RecoveryPause      time.Duration
-	// MaxConcurrency is the number of executions this worker runs at once
-	// (its local slots). Default 100.
+	// MaxConcurrency is the number of handlers this worker runs at once
+	// (its local slots). A slot frees when its handler returns, while the
+	// outcome is still being written, so up to MaxConcurrency more leases
+	// may wait for their outcome write. Default 100.
 	MaxConcurrency int
 	// GlobalLimit caps the tasks running across all workers; 0 means none.
 	// Every worker of a deployment must use the same value.

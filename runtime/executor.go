@@ -28,8 +28,9 @@ type execution struct {
 	// keep failing: it fires at the last renewal's start + lease - margin.
 	fence *time.Timer
 
-	started  time.Time   // when the handler started, on the worker's clock
-	returned atomic.Bool // the handler has returned; its outcome is being written
+	started  time.Time     // when the handler started, on the worker's clock
+	ran      time.Duration // how long the handler ran
+	returned atomic.Bool   // the handler has returned; its outcome is being written
 
 	mu            sync.Mutex
 	result        string
@@ -53,13 +54,17 @@ func (w *Worker) startExecution(c claimedTask, claimStart time.Time, lease time.
 		Priority: c.Priority, OwnerID: c.OwnerID, IdempotencyKey: c.IdempotencyKey,
 		Payload: c.Payload, exec: e,
 	}
-	ctx, cancel := context.WithCancelCause(w.runCtx)
+	// Executions hang off a parent that is never cancelled: each one is
+	// cancelled on its own (lease lost, cancel request, stop), and a
+	// thousand children of one cancellable parent would all contend on it.
+	ctx, cancel := context.WithCancelCause(w.execParent)
 	e.cancel = cancel
 	e.ctx, e.stopTimeout = context.WithTimeoutCause(ctx, cmp.Or(h.cfg.timeout, w.cfg.MaxExecutionTime), ErrExecutionTimeout)
 	e.fence = time.AfterFunc(e.fenceDelay(claimStart), e.selfFence)
 
 	w.mu.Lock()
 	w.active[e.ref] = e
+	w.running++
 	w.mu.Unlock()
 	w.stats.claimed.Add(1)
 	w.engine.observer.TaskStarted(c.Type, c.StartedAt.Sub(c.AvailableAt))
@@ -85,16 +90,28 @@ func (e *execution) selfFence() {
 	e.cancel(ErrLeaseExpiring)
 }
 
+// run calls the handler and writes its outcome. A success goes to the
+// completion loop, which ends the execution once its grouped statement
+// ran; every other outcome is written here.
 func (e *execution) run() {
-	defer e.w.finished(e)
-	defer e.cancel(context.Canceled)
-	defer e.stopTimeout()
-	defer e.fence.Stop()
 	e.started = e.w.cfg.Clock.Now()
 	err := e.callHandler()
+	e.ran = e.w.cfg.Clock.Now().Sub(e.started)
 	e.returned.Store(true)
-	ran := e.w.cfg.Clock.Now().Sub(e.started)
-	e.w.engine.observer.TaskFinished(e.task.Type, e.finish(err), ran)
+	e.fence.Stop()
+	e.w.handlerReturned()
+	if err == nil && !e.completedInTransaction() && !errors.Is(context.Cause(e.ctx), ErrLeaseLost) && e.w.enqueueCompletion(e) {
+		return
+	}
+	e.end(e.finish(err))
+}
+
+// end reports the execution's outcome and removes it from the worker.
+func (e *execution) end(outcome string) {
+	e.stopTimeout()
+	e.cancel(context.Canceled)
+	e.w.engine.observer.TaskFinished(e.task.Type, outcome, e.ran)
+	e.w.finished(e)
 }
 
 // callHandler runs the handler, turning a panic into an error with its stack.
@@ -107,7 +124,8 @@ func (e *execution) callHandler() (err error) {
 	return e.h.fn(e.ctx, &e.task)
 }
 
-// finish records the outcome with one fenced write and returns it.
+// finish records an outcome that the completion loop does not write, with
+// one fenced write, and returns it.
 func (e *execution) finish(err error) string {
 	w := e.w
 	e.mu.Lock()
@@ -128,8 +146,8 @@ func (e *execution) finish(err error) string {
 
 	var snooze *snoozeError
 	switch {
-	case err == nil:
-		ok, werr := w.complete(ctx, e.ref, result)
+	case err == nil: // the completion loop has stopped
+		ok, werr := w.engine.store.complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
 		return e.record(ok, werr, &w.stats.completed, "complete", OutcomeSuccess)
 	case errors.As(err, &snooze):
 		return e.release(ctx, snooze.after)
@@ -186,6 +204,13 @@ func (e *execution) logAttrs(extra ...any) []any {
 		"attempt", e.task.Attempt, "owner_id", e.task.OwnerID}, extra...)
 }
 
+// resultValue is the result the handler reported, if any.
+func (e *execution) resultValue() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.result
+}
+
 func (e *execution) setResult(r string) {
 	e.mu.Lock()
 	e.result = r
@@ -201,10 +226,7 @@ func (e *execution) completedInTransaction() bool {
 }
 
 func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {
-	e.mu.Lock()
-	result := e.result
-	e.mu.Unlock()
-	ok, err := e.w.engine.store.complete(ctx, tx, e.w.cfg.WorkerID, e.ref, result)
+	ok, err := e.w.engine.store.complete(ctx, tx, e.w.cfg.WorkerID, e.ref, e.resultValue())
 	if err != nil {
 		return err
 	}

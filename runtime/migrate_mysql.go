@@ -41,6 +41,7 @@ func (s *mysqlStore) migrate(ctx context.Context) error {
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", migrateLockName) //nolint:errcheck // the lock also ends with the connection
 
-	return applyMigrations(ctx, conn, steps, createMigrationsTable,
-		"INSERT INTO leasegen_schema_migrations (version, name, applied_at) VALUES (?, ?, UTC_TIMESTAMP(3))")
+	return applyMigrations(ctx, conn, steps, createMigrationsTable, recordMigration)
 }
+
+const recordMigration = "INSERT INTO leasegen_schema_migrations (version, name, applied_at) VALUES (?, ?, UTC_TIMESTAMP(3))"

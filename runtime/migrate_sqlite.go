@@ -16,10 +16,14 @@ func (s *sqliteStore) migrate(ctx context.Context) error {
 		return fmt.Errorf("leasegen: read migrations: %w", err)
 	}
 	return s.immediate(ctx, func(conn *sql.Conn) error {
-		return applyMigrations(ctx, conn, steps, `CREATE TABLE IF NOT EXISTS leasegen_schema_migrations (
+		return applyMigrations(ctx, conn, steps, createSQLiteMigrationsTable, recordSQLiteMigration)
+	})
+}
+
+const createSQLiteMigrationsTable = `CREATE TABLE IF NOT EXISTS leasegen_schema_migrations (
   version    INTEGER NOT NULL PRIMARY KEY,
   name       TEXT    NOT NULL,
   applied_at INTEGER NOT NULL
-)`, "INSERT INTO leasegen_schema_migrations (version, name, applied_at) VALUES (?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))")
-	})
-}
+)`
+
+const recordSQLiteMigration = "INSERT INTO leasegen_schema_migrations (version, name, applied_at) VALUES (?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime/migrations"
@@ -35,19 +36,90 @@ func TestMigrateConcurrentAndIdempotent(t *testing.T) {
 	if n := db.Int(t, "SELECT COUNT(*) FROM leasegen_schema_migrations"); n != len(steps) {
 		t.Errorf("%d versions recorded, want %d", n, len(steps))
 	}
-	for _, index := range []string{"leasegen_tasks_claim", "leasegen_tasks_recover", "leasegen_tasks_owner", "leasegen_tasks_key"} {
-		if n := db.Int(t, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = ?", index); n == 0 {
-			t.Errorf("index %s missing", index)
-		}
-	}
+	checkIndexes(t, kindMySQL, db.DB)
 	// The claim index orders priority descending, as the claim's ORDER BY.
 	var collation sql.NullString
 	err = db.DB.QueryRow(`SELECT collation FROM information_schema.statistics WHERE table_schema = DATABASE()
-		AND index_name = 'leasegen_tasks_claim' AND column_name = 'priority'`).Scan(&collation)
+		AND index_name = 'leasegen_tasks_queue' AND column_name = 'priority'`).Scan(&collation)
 	dbtest.Must(t, "index order", err)
 	if collation.String != "D" {
 		t.Errorf("claim index orders priority %q, want D (descending)", collation.String)
 	}
+}
+
+// checkIndexes fails t unless the task table has the current schema's
+// indexes and none of those that version 3 dropped.
+func checkIndexes(t *testing.T, kind string, db *sql.DB) {
+	t.Helper()
+	query := "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = ?"
+	current := []string{"leasegen_tasks_queue", "leasegen_tasks_recover", "leasegen_tasks_by_owner", "leasegen_tasks_key"}
+	dropped := []string{"leasegen_tasks_claim", "leasegen_tasks_owner", "leasegen_tasks_stats", "leasegen_tasks_finished"}
+	if kind == kindSQLite {
+		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?"
+		current = []string{"leasegen_tasks_queue", "leasegen_tasks_leases", "leasegen_tasks_by_owner", "leasegen_tasks_finished", "leasegen_tasks_key"}
+		dropped = []string{"leasegen_tasks_claim", "leasegen_tasks_recover", "leasegen_tasks_owner", "leasegen_tasks_stats"}
+	}
+	count := func(index string) int {
+		var n int
+		dbtest.Must(t, "count indexes", db.QueryRow(query, index).Scan(&n))
+		return n
+	}
+	for _, index := range current {
+		if count(index) == 0 {
+			t.Errorf("index %s missing", index)
+		}
+	}
+	for _, index := range dropped {
+		if count(index) != 0 {
+			t.Errorf("index %s still there", index)
+		}
+	}
+}
+
+// A database at schema version 2 upgrades in place: a task finished before
+// the upgrade keeps its finish instant as its lease end, so that retention
+// finds it; a queued one still runs; and version 3 can run again after a
+// crash between its statements and its record.
+func TestMigrateFromVersion2(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind string) {
+		db := newTestDB(t, kind)
+		engine := engineFor(kind, db.DB)
+		steps, err := loadMigrations(engine.migrations, engine.dir)
+		dbtest.Must(t, "load migrations", err)
+		conn, err := db.DB.Conn(bg)
+		dbtest.Must(t, "conn", err)
+		create, record := createMigrationsTable, recordMigration
+		if kind == kindSQLite {
+			create, record = createSQLiteMigrationsTable, recordSQLiteMigration
+		}
+		dbtest.Must(t, "migrate to version 2", applyMigrations(bg, conn, steps[:2], create, record))
+		conn.Close()
+
+		now, ago := "NOW(3)", "NOW(3) - INTERVAL 1 HOUR"
+		if kind == kindSQLite {
+			now, ago = "CAST(unixepoch('subsec') * 1000 AS INTEGER)", "CAST(unixepoch('subsec') * 1000 AS INTEGER) - 3600000"
+		}
+		db.Exec(t, `INSERT INTO leasegen_tasks (task_type, status, payload, available_at, max_attempts, created_at, updated_at, finished_at)
+			VALUES ('a', 'SUCCESS', '', `+ago+`, 1, `+ago+`, `+ago+`, `+ago+`), ('a', 'QUEUED', '', `+now+`, 1, `+now+`, `+now+`, NULL)`)
+		dbtest.Must(t, "migrate to the current version", engine.Migrate(bg))
+		db.Exec(t, "DELETE FROM leasegen_schema_migrations WHERE version = 3")
+		dbtest.Must(t, "migrate again after a lost record", engine.Migrate(bg))
+		checkIndexes(t, kind, db.DB)
+		if n := db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'SUCCESS' AND lease_until = finished_at"); n != 1 {
+			t.Errorf("%d finished tasks with lease_until = finished_at, want 1", n)
+		}
+
+		b := &testBundle{kind: kind, db: db, engine: engine}
+		b.client, err = NewClient(engine, ClientConfig{})
+		dbtest.Must(t, "client", err)
+		b.startWorker(t, testConfig(), map[string]HandlerFunc{"a": func(context.Context, *Task) error { return nil }})
+		b.waitStatus(t, 2, StatusSuccess, 5*time.Second)
+		purged, err := b.client.Purge(bg, time.Minute, 10)
+		dbtest.Must(t, "purge", err)
+		if purged != 1 {
+			t.Errorf("purge of tasks finished over a minute ago deleted %d, want the 1 finished before the upgrade", purged)
+		}
+	})
 }
 
 func TestSplitStatements(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 // minPollWait is the wait between claims while work keeps arriving: for one
 // PollInterval after a claim found work. After that the wait doubles up to
-// Config.PollInterval, so an idle worker sends one claim per PollInterval.
+// Config.PollInterval, so an idle worker polls once per PollInterval.
 const minPollWait = 10 * time.Millisecond
 
 // claimLinger is how long a busy worker lets slots free up before it claims
@@ -15,61 +15,62 @@ const minPollWait = 10 * time.Millisecond
 // what a claim for one does.
 const claimLinger = 2 * time.Millisecond
 
+// pollState is what the poll loop remembers between polls.
+type pollState struct {
+	clock        Clock
+	pollInterval time.Duration
+	idleWait     time.Duration // the next wait while nothing is found
+	lastFound    time.Time
+	// empty is set when the last poll found nothing: the next one that no
+	// wake signal prompted only probes, with one cheap statement.
+	empty bool
+}
+
+// found records a claim that found work.
+func (p *pollState) found() {
+	p.idleWait, p.lastFound, p.empty = minPollWait, p.clock.Now(), false
+}
+
+// nothing records a poll that found nothing and returns the wait before
+// the next one: short while work arrived recently, then doubling up to
+// PollInterval.
+func (p *pollState) nothing() time.Duration {
+	p.empty = true
+	if p.clock.Now().Sub(p.lastFound) < p.pollInterval {
+		return minPollWait // work arrived recently: more is likely
+	}
+	wait := p.idleWait
+	p.idleWait = min(2*p.idleWait, p.pollInterval)
+	return wait
+}
+
 // pollLoop claims tasks for the worker's free slots and starts them. It
 // claims again at once after a full batch, waits for a slot when all are
 // busy, and backs off while the queue is empty; a wake signal (local
-// enqueue, finished execution, recovery) cuts any wait short.
+// enqueue, finished handler, recovery) cuts any wait short.
 func (w *Worker) pollLoop(req claimRequest) {
 	defer w.pollDone.Done()
-	idle := minPollWait
-	lastFound := w.cfg.Clock.Now()
+	p := &pollState{clock: w.cfg.Clock, pollInterval: w.cfg.PollInterval, idleWait: minPollWait, lastFound: w.cfg.Clock.Now()}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	// backOff is the wait after a claim that found nothing.
-	backOff := func() time.Duration {
-		if w.cfg.Clock.Now().Sub(lastFound) < w.cfg.PollInterval {
-			return minPollWait // work arrived recently: more is likely
-		}
-		wait := idle
-		idle = min(2*idle, w.cfg.PollInterval)
-		return wait
-	}
+	woken := true // the first poll claims
 	for {
-		free := w.freeSlots()
-		if busy := w.cfg.MaxConcurrency - free; free > 0 && free < w.cfg.MaxConcurrency/4 && busy > 0 {
-			select {
-			case <-w.stopPoll:
-				return
-			case <-time.After(claimLinger):
-			}
-			free = w.freeSlots()
+		wait, stopped := w.poll(&req, p, woken)
+		if stopped {
+			return
 		}
-		wait := time.Duration(0)
-		if free > 0 {
-			req.Max = free
-			n, err := w.claimAndStart(req)
-			switch {
-			case err != nil:
-				w.cfg.Logger.Error("leasegen: claim failed", "worker", w.cfg.WorkerID, "err", err)
-				wait = backOff()
-			case n > 0:
-				idle, lastFound = minPollWait, w.cfg.Clock.Now()
-				if n == free {
-					continue // maybe more: claim again at once
-				}
-				wait = minPollWait
-			default:
-				wait = backOff()
-			}
-		} else {
-			wait = w.cfg.PollInterval
+		if wait == 0 {
+			woken = true
+			continue
 		}
 		timer.Reset(wait)
 		select {
 		case <-w.stopPoll:
 			return
 		case <-w.wake:
+			woken = true
 		case <-timer.C:
+			woken = false
 		}
 		if !timer.Stop() {
 			select {
@@ -78,6 +79,55 @@ func (w *Worker) pollLoop(req claimRequest) {
 			}
 		}
 	}
+}
+
+// poll claims for the free slots once and returns the wait before the next
+// poll. After an empty poll, one that no wake signal prompted first probes
+// for claimable work with one cheap statement, so that an idle worker costs
+// the database a single index lookup per PollInterval.
+func (w *Worker) poll(req *claimRequest, p *pollState, woken bool) (wait time.Duration, stopped bool) {
+	free := w.freeSlots()
+	if busy := w.cfg.MaxConcurrency - free; free > 0 && free < w.cfg.MaxConcurrency/4 && busy > 0 {
+		select {
+		case <-w.stopPoll:
+			return 0, true
+		case <-time.After(claimLinger):
+		}
+		free = w.freeSlots()
+	}
+	if free <= 0 {
+		return w.cfg.PollInterval, false // a handler that returns wakes the loop
+	}
+	if p.empty && !woken {
+		ok, err := w.probe(req.Types)
+		if err != nil {
+			w.cfg.Logger.Error("leasegen: poll failed", "worker", w.cfg.WorkerID, "err", err)
+		}
+		if err != nil || !ok {
+			return p.nothing(), false
+		}
+	}
+	req.Max = free
+	n, err := w.claimAndStart(*req)
+	switch {
+	case err != nil:
+		w.cfg.Logger.Error("leasegen: claim failed", "worker", w.cfg.WorkerID, "err", err)
+		return p.nothing(), false
+	case n == 0:
+		return p.nothing(), false
+	}
+	p.found()
+	if n == free {
+		return 0, false // maybe more: claim again at once
+	}
+	return minPollWait, false
+}
+
+// probe reports whether a task of types is claimable now.
+func (w *Worker) probe(types []string) (bool, error) {
+	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+	defer cancel()
+	return w.engine.store.claimable(ctx, types)
 }
 
 // claimAndStart claims up to req.Max tasks and starts an execution for each.

@@ -114,11 +114,17 @@ func setup(t *testing.T) *testBundle {
 // forEachEngine runs test once per engine, in parallel subtests named after
 // the engine: the engines share every lease-protocol test.
 func forEachEngine(t *testing.T, test func(t *testing.T, b *testBundle)) {
+	forEachKind(t, func(t *testing.T, kind string) { test(t, setupEngine(t, kind)) })
+}
+
+// forEachKind runs test once per engine kind, in parallel subtests, for
+// tests that set up their database themselves.
+func forEachKind(t *testing.T, test func(t *testing.T, kind string)) {
 	t.Parallel()
 	for _, kind := range []string{kindMySQL, kindSQLite} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			test(t, setupEngine(t, kind))
+			test(t, kind)
 		})
 	}
 }

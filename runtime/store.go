@@ -29,6 +29,9 @@ type store interface {
 	requestCancel(ctx context.Context, id TaskID) (bool, error)
 
 	ensureLimits(ctx context.Context, scopes []string) error
+	// claimable reports, without locking anything, whether a task of types
+	// could be claimed now.
+	claimable(ctx context.Context, types []string) (bool, error)
 	claim(ctx context.Context, req claimRequest) ([]claimedTask, error)
 	renew(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]leaseState, error)
 	// complete, fail and release are fenced on (id, owner, attempt) and an
@@ -88,7 +91,9 @@ type claimRequest struct {
 	GlobalLimit int                      // 0: none
 }
 
-// claimedTask is a task as a claim leaves it: RUNNING under our lease.
+// claimedTask is a task as a claim leaves it: RUNNING under our lease. A
+// claim reads only what an execution needs: CreatedAt, LastError, Result
+// and FinishedAt stay zero.
 type claimedTask struct {
 	TaskInfo
 	FreeAttempts int
@@ -126,6 +131,16 @@ type recoveredTask struct {
 	ID      TaskID
 	Outcome string
 	Overdue time.Duration // from lease expiry to recovery
+}
+
+// heldUntil is a row's lease_until as TaskInfo shows it: a finished task's
+// column holds the instant it finished (so one index serves recovery and
+// retention), and it holds no lease.
+func heldUntil(status Status, leaseUntil time.Time) time.Time {
+	if status.Terminal() {
+		return time.Time{}
+	}
+	return leaseUntil
 }
 
 // attemptsLeft reports whether a task that used attempt claims, free of them

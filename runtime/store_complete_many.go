@@ -25,7 +25,8 @@ func completeManySQL(owner string, reqs []completionRequest, now string) (string
 	// The fence on each row's own attempt, grouped by attempt (a batch has
 	// few distinct ones), so the server tests each row against one short
 	// list instead of a CASE over the whole batch.
-	b.WriteString(", lease_until = NULL, updated_at = " + now + " WHERE lease_owner = ? AND status IN ('RUNNING', 'CANCEL_REQUESTED') AND lease_until > " + now + " AND (")
+	// A finished task's lease_until is when it finished.
+	b.WriteString(", lease_until = " + now + ", updated_at = " + now + " WHERE lease_owner = ? AND status IN ('RUNNING', 'CANCEL_REQUESTED') AND lease_until > " + now + " AND (")
 	args = append(args, owner)
 	for g, group := range byAttempt(reqs) {
 		if g > 0 {

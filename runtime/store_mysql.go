@@ -132,7 +132,7 @@ func taskInfoFromRow(r mysqldb.LeasegenTask) TaskInfo {
 		Attempt:        int(r.Attempt),
 		MaxAttempts:    int(r.MaxAttempts),
 		LeaseOwner:     r.LeaseOwner.String,
-		LeaseUntil:     r.LeaseUntil.Time,
+		LeaseUntil:     heldUntil(Status(r.Status), r.LeaseUntil.Time),
 		OwnerID:        r.OwnerID,
 		IdempotencyKey: r.IdempotencyKey.String,
 		LastError:      r.LastError.String,

@@ -17,6 +17,14 @@ func (s *mysqlStore) ensureLimits(ctx context.Context, scopes []string) error {
 	return nil
 }
 
+func (s *mysqlStore) claimable(ctx context.Context, types []string) (bool, error) {
+	ok, err := s.q.TaskClaimable(ctx, s.db, mysqldb.TaskClaimableParams{TaskTypes: types})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: look for claimable tasks: %w", err)
+	}
+	return ok, nil
+}
+
 // claim takes up to req.Max queued tasks in one READ COMMITTED transaction:
 // whole candidate rows with FOR UPDATE SKIP LOCKED in claim-index order, then
 // one UPDATE per lease length that starts the leases on the database's
@@ -86,7 +94,7 @@ func (c mysqlClaimSource) runningByType(ctx context.Context) (map[string]int, er
 	return running, nil
 }
 
-// candidates walks leasegen_tasks_claim in index order with SKIP LOCKED.
+// candidates walks leasegen_tasks_queue in index order with SKIP LOCKED.
 func (c mysqlClaimSource) candidates(ctx context.Context, types []string, limit int) ([]candidate, error) {
 	rows, err := c.s.q.TaskClaimCandidates(ctx, c.tx, mysqldb.TaskClaimCandidatesParams{TaskTypes: types, Limit: int32(limit)})
 	if err != nil {
@@ -95,8 +103,15 @@ func (c mysqlClaimSource) candidates(ctx context.Context, types []string, limit 
 	out := make([]candidate, len(rows))
 	for i, r := range rows {
 		out[i] = candidate{
-			claimedTask: claimedTask{TaskInfo: taskInfoFromRow(r.LeasegenTask), FreeAttempts: int(r.LeasegenTask.FreeAttempts)},
-			ClaimedAt:   r.ClaimedAt,
+			claimedTask: claimedTask{
+				TaskInfo: TaskInfo{
+					ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
+					Priority: int(r.Priority), AvailableAt: r.AvailableAt, Attempt: int(r.Attempt),
+					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+				},
+				FreeAttempts: int(r.FreeAttempts),
+			},
+			ClaimedAt: r.ClaimedAt,
 		}
 	}
 	return out, nil

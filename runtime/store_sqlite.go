@@ -169,7 +169,7 @@ func taskInfoFromSQLite(r sqlitedb.LeasegenTask) TaskInfo {
 		Attempt:        int(r.Attempt),
 		MaxAttempts:    int(r.MaxAttempts),
 		LeaseOwner:     r.LeaseOwner.String,
-		LeaseUntil:     fromNullMillis(r.LeaseUntil),
+		LeaseUntil:     heldUntil(Status(r.Status), fromNullMillis(r.LeaseUntil)),
 		OwnerID:        r.OwnerID,
 		IdempotencyKey: r.IdempotencyKey.String,
 		LastError:      r.LastError.String,

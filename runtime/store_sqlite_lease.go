@@ -9,6 +9,15 @@ import (
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
 )
 
+// claimable reads outside the write lock: WAL readers never wait.
+func (s *sqliteStore) claimable(ctx context.Context, types []string) (bool, error) {
+	ok, err := s.q.TaskClaimable(ctx, s.db, sqlitedb.TaskClaimableParams{TaskTypes: types})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: look for claimable tasks: %w", err)
+	}
+	return ok, nil
+}
+
 func (s *sqliteStore) claim(ctx context.Context, req claimRequest) ([]claimedTask, error) {
 	var claimed []claimedTask
 	err := s.immediate(ctx, func(conn *sql.Conn) error {
@@ -64,8 +73,15 @@ func (c sqliteClaimSource) candidates(ctx context.Context, types []string, limit
 	out := make([]candidate, len(rows))
 	for i, r := range rows {
 		out[i] = candidate{
-			claimedTask: claimedTask{TaskInfo: taskInfoFromSQLite(r.LeasegenTask), FreeAttempts: int(r.LeasegenTask.FreeAttempts)},
-			ClaimedAt:   fromMillis(r.ClaimedAt),
+			claimedTask: claimedTask{
+				TaskInfo: TaskInfo{
+					ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
+					Priority: int(r.Priority), AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt),
+					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+				},
+				FreeAttempts: int(r.FreeAttempts),
+			},
+			ClaimedAt: fromMillis(r.ClaimedAt),
 		}
 	}
 	return out, nil

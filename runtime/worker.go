@@ -27,24 +27,30 @@ type Worker struct {
 
 	mu      sync.Mutex
 	started bool
+	// active holds every execution whose lease the worker holds: its handler
+	// runs, or its outcome is being written. running counts the handlers
+	// that have not returned: they take the worker's slots.
 	active  map[leaseRef]*execution
+	running int
 	// stopping is set by Stop; drained is made once the poller has stopped
 	// and closed when active empties.
 	stopping      bool
 	drained       chan struct{}
 	drainedClosed bool
 
-	// runCtx lives from Start until the end of Stop; executions and loops
-	// derive from it.
-	runCtx    context.Context
-	cancelRun context.CancelFunc
+	// runCtx lives from Start until the end of Stop; the loops derive from
+	// it. execParent carries its values without its cancellation: each
+	// execution is cancelled on its own.
+	runCtx     context.Context
+	cancelRun  context.CancelFunc
+	execParent context.Context
 	// stopPoll ends the poll loop; stopLoops ends heartbeats, recovery,
 	// retention and the completion loop.
 	stopPoll, stopLoops chan struct{}
 	pollDone, loopsDone sync.WaitGroup
-	// completions feeds the completion loop, which closes completerDone
-	// when it exits.
-	completions   chan *completion
+	// completions feeds the completion loop (unbuffered), which closes
+	// completerDone when it exits.
+	completions   chan *execution
 	completerDone chan struct{}
 }
 
@@ -117,8 +123,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	w.started = true
 	w.runCtx, w.cancelRun = context.WithCancel(context.WithoutCancel(ctx))
+	w.execParent = context.WithoutCancel(w.runCtx)
 	w.stopPoll, w.stopLoops = make(chan struct{}), make(chan struct{})
-	w.completions, w.completerDone = make(chan *completion, maxCompletionBatch), make(chan struct{})
+	w.completions, w.completerDone = make(chan *execution), make(chan struct{})
 	go w.completeLoop()
 	w.engine.subscribe(w.wake, req.Types)
 	w.pollDone.Add(1)
@@ -216,10 +223,21 @@ func (w *Worker) snapshot() []*execution {
 	return slices.Collect(maps.Values(w.active))
 }
 
+// freeSlots is how many more tasks the worker may claim: a slot frees when
+// its handler returns, while the outcome is still being written, so claims
+// and outcome writes overlap. At most MaxConcurrency outcomes may wait.
 func (w *Worker) freeSlots() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.cfg.MaxConcurrency - len(w.active)
+	return min(w.cfg.MaxConcurrency-w.running, 2*w.cfg.MaxConcurrency-len(w.active))
+}
+
+// handlerReturned frees e's slot and wakes the poller.
+func (w *Worker) handlerReturned() {
+	w.mu.Lock()
+	w.running--
+	w.mu.Unlock()
+	w.signal()
 }
 
 // finished removes e from the active set and wakes the poller.

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -76,10 +77,13 @@ func TestCommands(t *testing.T) {
 			expect(t, "stats without a schema", code, 1, stderr, "no leasegen schema", "leasectl migrate up")
 			code, out, _ := tg.ctl(t, "migrate", "status")
 			expect(t, "status before", code, 0, out, "0001_tasks.sql", "pending")
+			states, err := tg.engine().MigrationStatus(ctx)
+			dbtest.Must(t, "migration status", err)
+			latest := states[len(states)-1]
 			code, out, _ = tg.ctl(t, "migrate", "up")
-			expect(t, "migrate up", code, 0, out, "schema at version 2")
+			expect(t, "migrate up", code, 0, out, fmt.Sprintf("schema at version %d", latest.Version))
 			code, out, _ = tg.ctl(t, "migrate", "status")
-			expect(t, "status after", code, 0, out, "0002_idempotency_keys.sql")
+			expect(t, "status after", code, 0, out, latest.Name)
 			if strings.Contains(out, "pending") {
 				t.Errorf("migrations still pending after up:\n%s", out)
 			}

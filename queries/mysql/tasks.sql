@@ -22,9 +22,12 @@ LIMIT ?;
 
 -- name: TaskCancelRequest :execrows
 -- QUEUED becomes CANCELLED at once; RUNNING becomes CANCEL_REQUESTED and its
--- worker learns it at the next heartbeat.
+-- worker learns it at the next heartbeat. A finished task's lease_until is
+-- when it finished (leasegen_tasks_recover serves retention). Columns that
+-- read the old status come before status.
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'QUEUED', NOW(3), finished_at),
+  lease_until = IF(status = 'QUEUED', NOW(3), lease_until),
   status = IF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
@@ -40,16 +43,19 @@ ORDER BY scope
 FOR UPDATE;
 
 -- name: TaskCountRunning :many
+-- Reads leasegen_tasks_queue alone: task_type follows its key.
 SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY task_type;
 
 -- name: TaskClaimCandidates :many
--- Walks leasegen_tasks_claim in index order, so concurrent claimers skip each
+-- Walks leasegen_tasks_queue in index order, so concurrent claimers skip each
 -- other's rows instead of locking everything a sort would read.
--- The rows come back whole, with the instant the claim starts their lease,
--- so no read-back is needed after the UPDATE.
-SELECT sqlc.embed(leasegen_tasks), NOW(3) AS claimed_at FROM leasegen_tasks
+-- The rows come back with what an execution needs and the instant the claim
+-- starts their lease, so no read-back is needed after the UPDATE.
+SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
+       max_attempts, owner_id, idempotency_key, NOW(3) AS claimed_at
+FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
   AND available_at <= NOW(3)
@@ -89,7 +95,7 @@ UPDATE leasegen_tasks SET
   finished_at = NOW(3),
   status = 'SUCCESS',
   result = sqlc.narg(result),
-  lease_until = NULL,
+  lease_until = NOW(3),
   updated_at = NOW(3)
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
@@ -99,14 +105,15 @@ WHERE id = sqlc.arg(id)
 
 -- name: TaskFail :execrows
 -- next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
--- cancellation was requested ends CANCELLED either way. finished_at is set
--- before status so it reads the old status under either assignment order.
+-- cancellation was requested ends CANCELLED either way. finished_at and
+-- lease_until (a finished task's is when it finished) are set before status
+-- so they read the old status under either assignment order.
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', NOW(3), NULL),
+  lease_until = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', NOW(3), NULL),
   status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
   available_at = NOW(3) + INTERVAL sqlc.arg(backoff_us) MICROSECOND,
   last_error = sqlc.arg(last_error),
-  lease_until = NULL,
   updated_at = NOW(3)
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
@@ -120,10 +127,10 @@ WHERE id = sqlc.arg(id)
 -- With no delay the task keeps its place in the queue.
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
+  lease_until = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
   status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
   available_at = IF(sqlc.arg(delay_us) = 0, available_at, NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
-  lease_until = NULL,
   updated_at = NOW(3)
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
@@ -144,9 +151,11 @@ FOR UPDATE SKIP LOCKED;
 -- Expired leases: CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED
 -- while attempts remain, else FAILED. A requeued task keeps its available_at,
 -- so it returns to its old place in the queue, not the back. Columns that
--- read the old status come before status.
+-- read the old status come before status; a finished task's lease_until is
+-- when it finished.
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
+  lease_until = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
   last_error = IF(status = 'CANCEL_REQUESTED', last_error,
                   CONCAT('lease expired: owner ', COALESCE(lease_owner, '?'), ', attempt ', attempt)),
   status = CASE
@@ -154,7 +163,6 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  lease_until = NULL,
   updated_at = NOW(3)
 WHERE id IN (sqlc.slice(ids))
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
@@ -168,7 +176,7 @@ INSERT IGNORE INTO leasegen_idempotency_keys (task_type, idem_key, task_id, crea
 VALUES (?, ?, ?, NOW(3));
 
 -- name: TaskCountByTypeStatus :many
--- Queue depth: an index-only scan of leasegen_tasks_stats.
+-- Queue depth: an index-only scan of leasegen_tasks_queue.
 SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
 GROUP BY status, task_type;
 
@@ -206,8 +214,19 @@ UPDATE leasegen_tasks SET
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
 
 -- name: TaskPurge :execrows
--- One batch of finished tasks older than the cutoff.
+-- One batch of finished tasks older than the cutoff, found through
+-- leasegen_tasks_recover: a finished task's lease_until is when it finished.
 DELETE FROM leasegen_tasks
-WHERE finished_at < NOW(3) - INTERVAL sqlc.arg(age_us) MICROSECOND
-  AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+  AND lease_until < NOW(3) - INTERVAL sqlc.arg(age_us) MICROSECOND
 LIMIT ?;
+
+-- name: TaskClaimable :one
+-- The idle poll: one look into leasegen_tasks_queue, no lock, no
+-- transaction.
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status = 'QUEUED'
+    AND task_type IN (sqlc.slice(task_types))
+    AND available_at <= NOW(3)
+) AS claimable;

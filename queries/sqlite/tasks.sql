@@ -25,17 +25,22 @@ LIMIT ?;
 -- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'QUEUED', CAST(unixepoch('subsec') * 1000 AS INTEGER), finished_at),
+  lease_until = IIF(status = 'QUEUED', CAST(unixepoch('subsec') * 1000 AS INTEGER), lease_until),
   status = IIF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
 
 -- name: TaskCountRunning :many
+-- Reads leasegen_tasks_leases alone.
 SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY task_type;
 
 -- name: TaskClaimCandidates :many
-SELECT sqlc.embed(leasegen_tasks), CAST(unixepoch('subsec') * 1000 AS INTEGER) AS claimed_at FROM leasegen_tasks
+-- Walks leasegen_tasks_queue in claim order.
+SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
+       max_attempts, owner_id, idempotency_key, CAST(unixepoch('subsec') * 1000 AS INTEGER) AS claimed_at
+FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
   AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
@@ -64,11 +69,12 @@ WHERE lease_owner = ?
 RETURNING id, attempt, status;
 
 -- name: TaskComplete :execrows
+-- A finished task's lease_until is when it finished, as on MySQL.
 UPDATE leasegen_tasks SET
   finished_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
   status = 'SUCCESS',
   result = sqlc.narg(result),
-  lease_until = NULL,
+  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER),
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
@@ -82,10 +88,10 @@ WHERE id = sqlc.arg(id)
 -- the old row.
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
   available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(backoff_ms),
   last_error = sqlc.arg(last_error),
-  lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
@@ -97,10 +103,10 @@ WHERE id = sqlc.arg(id)
 -- See the MySQL query: with no delay the task keeps its place in the queue.
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
   available_at = IIF(sqlc.arg(delay_ms) = 0, available_at, CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(delay_ms)),
-  lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
@@ -120,6 +126,7 @@ LIMIT ?;
 -- See the MySQL query: a requeued task keeps its available_at.
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
   last_error = IIF(status = 'CANCEL_REQUESTED', last_error,
                    'lease expired: owner ' || COALESCE(lease_owner, '?') || ', attempt ' || attempt),
   status = CASE
@@ -127,7 +134,6 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id IN (sqlc.slice(ids))
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
@@ -172,6 +178,7 @@ UPDATE leasegen_tasks SET
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
 
 -- name: TaskPurge :execrows
+-- Walks leasegen_tasks_finished.
 DELETE FROM leasegen_tasks
 WHERE id IN (
   SELECT id FROM leasegen_tasks
@@ -179,3 +186,12 @@ WHERE id IN (
     AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
   LIMIT sqlc.arg(lim)
 );
+
+-- name: TaskClaimable :one
+-- The idle poll: one look into leasegen_tasks_queue, outside the write lock.
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status = 'QUEUED'
+    AND task_type IN (sqlc.slice(task_types))
+    AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+) AS claimable;

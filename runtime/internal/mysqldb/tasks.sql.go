@@ -95,6 +95,7 @@ func (q *Queries) LimitLock(ctx context.Context, db DBTX, arg LimitLockParams) (
 const taskCancelRequest = `-- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'QUEUED', NOW(3), finished_at),
+  lease_until = IF(status = 'QUEUED', NOW(3), lease_until),
   status = IF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING')
@@ -105,7 +106,9 @@ type TaskCancelRequestParams struct {
 }
 
 // QUEUED becomes CANCELLED at once; RUNNING becomes CANCEL_REQUESTED and its
-// worker learns it at the next heartbeat.
+// worker learns it at the next heartbeat. A finished task's lease_until is
+// when it finished (leasegen_tasks_recover serves retention). Columns that
+// read the old status come before status.
 func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancelRequestParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskCancelRequest, arg.ID)
 	if err != nil {
@@ -115,7 +118,9 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 }
 
 const taskClaimCandidates = `-- name: TaskClaimCandidates :many
-SELECT leasegen_tasks.id, leasegen_tasks.task_type, leasegen_tasks.status, leasegen_tasks.payload, leasegen_tasks.priority, leasegen_tasks.available_at, leasegen_tasks.attempt, leasegen_tasks.free_attempts, leasegen_tasks.max_attempts, leasegen_tasks.lease_owner, leasegen_tasks.lease_until, leasegen_tasks.owner_id, leasegen_tasks.idempotency_key, leasegen_tasks.last_error, leasegen_tasks.result, leasegen_tasks.created_at, leasegen_tasks.updated_at, leasegen_tasks.started_at, leasegen_tasks.finished_at, NOW(3) AS claimed_at FROM leasegen_tasks
+SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
+       max_attempts, owner_id, idempotency_key, NOW(3) AS claimed_at
+FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (/*SLICE:task_types*/?)
   AND available_at <= NOW(3)
@@ -130,14 +135,23 @@ type TaskClaimCandidatesParams struct {
 }
 
 type TaskClaimCandidatesRow struct {
-	LeasegenTask LeasegenTask
-	ClaimedAt    time.Time
+	ID             int64
+	TaskType       string
+	Payload        []byte
+	Priority       int32
+	AvailableAt    time.Time
+	Attempt        int32
+	FreeAttempts   int32
+	MaxAttempts    int32
+	OwnerID        string
+	IdempotencyKey sql.NullString
+	ClaimedAt      time.Time
 }
 
-// Walks leasegen_tasks_claim in index order, so concurrent claimers skip each
+// Walks leasegen_tasks_queue in index order, so concurrent claimers skip each
 // other's rows instead of locking everything a sort would read.
-// The rows come back whole, with the instant the claim starts their lease,
-// so no read-back is needed after the UPDATE.
+// The rows come back with what an execution needs and the instant the claim
+// starts their lease, so no read-back is needed after the UPDATE.
 func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClaimCandidatesParams) ([]TaskClaimCandidatesRow, error) {
 	query := taskClaimCandidates
 	var queryParams []interface{}
@@ -159,25 +173,16 @@ func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClai
 	for rows.Next() {
 		var i TaskClaimCandidatesRow
 		if err := rows.Scan(
-			&i.LeasegenTask.ID,
-			&i.LeasegenTask.TaskType,
-			&i.LeasegenTask.Status,
-			&i.LeasegenTask.Payload,
-			&i.LeasegenTask.Priority,
-			&i.LeasegenTask.AvailableAt,
-			&i.LeasegenTask.Attempt,
-			&i.LeasegenTask.FreeAttempts,
-			&i.LeasegenTask.MaxAttempts,
-			&i.LeasegenTask.LeaseOwner,
-			&i.LeasegenTask.LeaseUntil,
-			&i.LeasegenTask.OwnerID,
-			&i.LeasegenTask.IdempotencyKey,
-			&i.LeasegenTask.LastError,
-			&i.LeasegenTask.Result,
-			&i.LeasegenTask.CreatedAt,
-			&i.LeasegenTask.UpdatedAt,
-			&i.LeasegenTask.StartedAt,
-			&i.LeasegenTask.FinishedAt,
+			&i.ID,
+			&i.TaskType,
+			&i.Payload,
+			&i.Priority,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.FreeAttempts,
+			&i.MaxAttempts,
+			&i.OwnerID,
+			&i.IdempotencyKey,
 			&i.ClaimedAt,
 		); err != nil {
 			return nil, err
@@ -227,12 +232,44 @@ func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkP
 	return err
 }
 
+const taskClaimable = `-- name: TaskClaimable :one
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status = 'QUEUED'
+    AND task_type IN (/*SLICE:task_types*/?)
+    AND available_at <= NOW(3)
+) AS claimable
+`
+
+type TaskClaimableParams struct {
+	TaskTypes []string
+}
+
+// The idle poll: one look into leasegen_tasks_queue, no lock, no
+// transaction.
+func (q *Queries) TaskClaimable(ctx context.Context, db DBTX, arg TaskClaimableParams) (bool, error) {
+	query := taskClaimable
+	var queryParams []interface{}
+	if len(arg.TaskTypes) > 0 {
+		for _, v := range arg.TaskTypes {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:task_types*/?", strings.Repeat(",?", len(arg.TaskTypes))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:task_types*/?", "NULL", 1)
+	}
+	row := db.QueryRowContext(ctx, query, queryParams...)
+	var claimable bool
+	err := row.Scan(&claimable)
+	return claimable, err
+}
+
 const taskComplete = `-- name: TaskComplete :execrows
 UPDATE leasegen_tasks SET
   finished_at = NOW(3),
   status = 'SUCCESS',
   result = ?,
-  lease_until = NULL,
+  lease_until = NOW(3),
   updated_at = NOW(3)
 WHERE id = ?
   AND lease_owner = ?
@@ -272,7 +309,7 @@ type TaskCountByTypeStatusRow struct {
 	Tasks    int64
 }
 
-// Queue depth: an index-only scan of leasegen_tasks_stats.
+// Queue depth: an index-only scan of leasegen_tasks_queue.
 func (q *Queries) TaskCountByTypeStatus(ctx context.Context, db DBTX) ([]TaskCountByTypeStatusRow, error) {
 	rows, err := db.QueryContext(ctx, taskCountByTypeStatus)
 	if err != nil {
@@ -307,6 +344,7 @@ type TaskCountRunningRow struct {
 	Running  int64
 }
 
+// Reads leasegen_tasks_queue alone: task_type follows its key.
 func (q *Queries) TaskCountRunning(ctx context.Context, db DBTX) ([]TaskCountRunningRow, error) {
 	rows, err := db.QueryContext(ctx, taskCountRunning)
 	if err != nil {
@@ -333,10 +371,10 @@ func (q *Queries) TaskCountRunning(ctx context.Context, db DBTX) ([]TaskCountRun
 const taskFail = `-- name: TaskFail :execrows
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED', NOW(3), NULL),
+  lease_until = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED', NOW(3), NULL),
   status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', ?),
   available_at = NOW(3) + INTERVAL ? MICROSECOND,
   last_error = ?,
-  lease_until = NULL,
   updated_at = NOW(3)
 WHERE id = ?
   AND lease_owner = ?
@@ -355,10 +393,12 @@ type TaskFailParams struct {
 }
 
 // next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
-// cancellation was requested ends CANCELLED either way. finished_at is set
-// before status so it reads the old status under either assignment order.
+// cancellation was requested ends CANCELLED either way. finished_at and
+// lease_until (a finished task's is when it finished) are set before status
+// so they read the old status under either assignment order.
 func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskFail,
+		arg.NextStatus,
 		arg.NextStatus,
 		arg.NextStatus,
 		arg.BackoffUs,
@@ -686,8 +726,8 @@ func (q *Queries) TaskOldestQueued(ctx context.Context, db DBTX) ([]TaskOldestQu
 
 const taskPurge = `-- name: TaskPurge :execrows
 DELETE FROM leasegen_tasks
-WHERE finished_at < NOW(3) - INTERVAL ? MICROSECOND
-  AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+  AND lease_until < NOW(3) - INTERVAL ? MICROSECOND
 LIMIT ?
 `
 
@@ -696,7 +736,8 @@ type TaskPurgeParams struct {
 	Limit int32
 }
 
-// One batch of finished tasks older than the cutoff.
+// One batch of finished tasks older than the cutoff, found through
+// leasegen_tasks_recover: a finished task's lease_until is when it finished.
 func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskPurge, arg.AgeUs, arg.Limit)
 	if err != nil {
@@ -761,6 +802,7 @@ func (q *Queries) TaskRecoverCandidates(ctx context.Context, db DBTX, arg TaskRe
 const taskRecoverMark = `-- name: TaskRecoverMark :exec
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
+  lease_until = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
   last_error = IF(status = 'CANCEL_REQUESTED', last_error,
                   CONCAT('lease expired: owner ', COALESCE(lease_owner, '?'), ', attempt ', attempt)),
   status = CASE
@@ -768,7 +810,6 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  lease_until = NULL,
   updated_at = NOW(3)
 WHERE id IN (/*SLICE:ids*/?)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
@@ -782,7 +823,8 @@ type TaskRecoverMarkParams struct {
 // Expired leases: CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED
 // while attempts remain, else FAILED. A requeued task keeps its available_at,
 // so it returns to its old place in the queue, not the back. Columns that
-// read the old status come before status.
+// read the old status come before status; a finished task's lease_until is
+// when it finished.
 func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverMarkParams) error {
 	query := taskRecoverMark
 	var queryParams []interface{}
@@ -801,10 +843,10 @@ func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverM
 const taskRelease = `-- name: TaskRelease :execrows
 UPDATE leasegen_tasks SET
   finished_at = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
+  lease_until = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
   status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
   available_at = IF(? = 0, available_at, NOW(3) + INTERVAL ? MICROSECOND),
-  lease_until = NULL,
   updated_at = NOW(3)
 WHERE id = ?
   AND lease_owner = ?

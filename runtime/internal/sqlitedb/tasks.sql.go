@@ -34,6 +34,7 @@ func (q *Queries) IdempotencyKeyRecord(ctx context.Context, db DBTX, arg Idempot
 const taskCancelRequest = `-- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'QUEUED', CAST(unixepoch('subsec') * 1000 AS INTEGER), finished_at),
+  lease_until = IIF(status = 'QUEUED', CAST(unixepoch('subsec') * 1000 AS INTEGER), lease_until),
   status = IIF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING')
@@ -52,7 +53,9 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 }
 
 const taskClaimCandidates = `-- name: TaskClaimCandidates :many
-SELECT leasegen_tasks.id, leasegen_tasks.task_type, leasegen_tasks.status, leasegen_tasks.payload, leasegen_tasks.priority, leasegen_tasks.available_at, leasegen_tasks.attempt, leasegen_tasks.free_attempts, leasegen_tasks.max_attempts, leasegen_tasks.lease_owner, leasegen_tasks.lease_until, leasegen_tasks.owner_id, leasegen_tasks.idempotency_key, leasegen_tasks.last_error, leasegen_tasks.result, leasegen_tasks.created_at, leasegen_tasks.updated_at, leasegen_tasks.started_at, leasegen_tasks.finished_at, CAST(unixepoch('subsec') * 1000 AS INTEGER) AS claimed_at FROM leasegen_tasks
+SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
+       max_attempts, owner_id, idempotency_key, CAST(unixepoch('subsec') * 1000 AS INTEGER) AS claimed_at
+FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (/*SLICE:task_types*/?)
   AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
@@ -66,10 +69,20 @@ type TaskClaimCandidatesParams struct {
 }
 
 type TaskClaimCandidatesRow struct {
-	LeasegenTask LeasegenTask
-	ClaimedAt    int64
+	ID             int64
+	TaskType       string
+	Payload        []byte
+	Priority       int64
+	AvailableAt    int64
+	Attempt        int64
+	FreeAttempts   int64
+	MaxAttempts    int64
+	OwnerID        string
+	IdempotencyKey sql.NullString
+	ClaimedAt      int64
 }
 
+// Walks leasegen_tasks_queue in claim order.
 func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClaimCandidatesParams) ([]TaskClaimCandidatesRow, error) {
 	query := taskClaimCandidates
 	var queryParams []interface{}
@@ -91,25 +104,16 @@ func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClai
 	for rows.Next() {
 		var i TaskClaimCandidatesRow
 		if err := rows.Scan(
-			&i.LeasegenTask.ID,
-			&i.LeasegenTask.TaskType,
-			&i.LeasegenTask.Status,
-			&i.LeasegenTask.Payload,
-			&i.LeasegenTask.Priority,
-			&i.LeasegenTask.AvailableAt,
-			&i.LeasegenTask.Attempt,
-			&i.LeasegenTask.FreeAttempts,
-			&i.LeasegenTask.MaxAttempts,
-			&i.LeasegenTask.LeaseOwner,
-			&i.LeasegenTask.LeaseUntil,
-			&i.LeasegenTask.OwnerID,
-			&i.LeasegenTask.IdempotencyKey,
-			&i.LeasegenTask.LastError,
-			&i.LeasegenTask.Result,
-			&i.LeasegenTask.CreatedAt,
-			&i.LeasegenTask.UpdatedAt,
-			&i.LeasegenTask.StartedAt,
-			&i.LeasegenTask.FinishedAt,
+			&i.ID,
+			&i.TaskType,
+			&i.Payload,
+			&i.Priority,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.FreeAttempts,
+			&i.MaxAttempts,
+			&i.OwnerID,
+			&i.IdempotencyKey,
 			&i.ClaimedAt,
 		); err != nil {
 			return nil, err
@@ -159,12 +163,43 @@ func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkP
 	return err
 }
 
+const taskClaimable = `-- name: TaskClaimable :one
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status = 'QUEUED'
+    AND task_type IN (/*SLICE:task_types*/?)
+    AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+) AS claimable
+`
+
+type TaskClaimableParams struct {
+	TaskTypes []string
+}
+
+// The idle poll: one look into leasegen_tasks_queue, outside the write lock.
+func (q *Queries) TaskClaimable(ctx context.Context, db DBTX, arg TaskClaimableParams) (bool, error) {
+	query := taskClaimable
+	var queryParams []interface{}
+	if len(arg.TaskTypes) > 0 {
+		for _, v := range arg.TaskTypes {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:task_types*/?", strings.Repeat(",?", len(arg.TaskTypes))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:task_types*/?", "NULL", 1)
+	}
+	row := db.QueryRowContext(ctx, query, queryParams...)
+	var claimable bool
+	err := row.Scan(&claimable)
+	return claimable, err
+}
+
 const taskComplete = `-- name: TaskComplete :execrows
 UPDATE leasegen_tasks SET
   finished_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
   status = 'SUCCESS',
   result = ?1,
-  lease_until = NULL,
+  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER),
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = ?2
   AND lease_owner = ?3
@@ -180,6 +215,7 @@ type TaskCompleteParams struct {
 	Attempt    int64
 }
 
+// A finished task's lease_until is when it finished, as on MySQL.
 func (q *Queries) TaskComplete(ctx context.Context, db DBTX, arg TaskCompleteParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskComplete,
 		arg.Result,
@@ -238,6 +274,7 @@ type TaskCountRunningRow struct {
 	Running  int64
 }
 
+// Reads leasegen_tasks_leases alone.
 func (q *Queries) TaskCountRunning(ctx context.Context, db DBTX) ([]TaskCountRunningRow, error) {
 	rows, err := db.QueryContext(ctx, taskCountRunning)
 	if err != nil {
@@ -264,10 +301,10 @@ func (q *Queries) TaskCountRunning(ctx context.Context, db DBTX) ([]TaskCountRun
 const taskFail = `-- name: TaskFail :execrows
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', ?1),
   available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?2,
   last_error = ?3,
-  lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = ?4
   AND lease_owner = ?5
@@ -565,6 +602,7 @@ type TaskPurgeParams struct {
 	Lim   int64
 }
 
+// Walks leasegen_tasks_finished.
 func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskPurge, arg.AgeMs, arg.Lim)
 	if err != nil {
@@ -628,6 +666,7 @@ func (q *Queries) TaskRecoverCandidates(ctx context.Context, db DBTX, arg TaskRe
 const taskRecoverMark = `-- name: TaskRecoverMark :exec
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
   last_error = IIF(status = 'CANCEL_REQUESTED', last_error,
                    'lease expired: owner ' || COALESCE(lease_owner, '?') || ', attempt ' || attempt),
   status = CASE
@@ -635,7 +674,6 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id IN (/*SLICE:ids*/?)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
@@ -665,10 +703,10 @@ func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverM
 const taskRelease = `-- name: TaskRelease :execrows
 UPDATE leasegen_tasks SET
   finished_at = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
   available_at = IIF(?1 = 0, available_at, CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?1),
-  lease_until = NULL,
   updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
 WHERE id = ?2
   AND lease_owner = ?3
