@@ -13,9 +13,6 @@ import (
 	"github.com/leasegen/leasegen/runtime"
 )
 
-// idleFor is how long a worker sits idle before the idle figures.
-const idleFor = 10 * time.Second
-
 const idleStatementsName = "idle worker: statements per second (PollInterval 1s)"
 
 // latencyName names a latency figure.
@@ -96,14 +93,14 @@ func latency(ctx context.Context, o options, s *scratch, local bool, t *table) e
 		if err != nil {
 			return err
 		}
-		time.Sleep(idleFor)
+		time.Sleep(o.idle)
 		after, err := questions(ctx, s.db)
 		if err != nil {
 			return err
 		}
-		t.add(idleStatementsName, "stmts/s", float64(after-before-1)/idleFor.Seconds())
+		t.add(idleStatementsName, "stmts/s", float64(after-before-1)/o.idle.Seconds())
 	} else {
-		time.Sleep(idleFor)
+		time.Sleep(o.idle)
 	}
 	if err := send(ctx, s, local, "first", 1, 1, 0); err != nil {
 		return err
@@ -114,7 +111,7 @@ func latency(ctx context.Context, o options, s *scratch, local bool, t *table) e
 		if !local {
 			where = "other process"
 		}
-		t.add(fmt.Sprintf("first task after %s idle, %s", idleFor, where), "ms", millis(d))
+		t.add(fmt.Sprintf("first task after %s idle, %s", o.idle, where), "ms", millis(d))
 	case <-time.After(30 * time.Second):
 		return fmt.Errorf("latency: the task after the idle period did not start in 30s")
 	}

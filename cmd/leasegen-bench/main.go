@@ -26,6 +26,7 @@ import (
 // options are the benchmark's flags.
 type options struct {
 	mysql       string
+	dbPrefix    string
 	sqlite      bool
 	runs        int
 	burn        int
@@ -34,6 +35,7 @@ type options struct {
 	rate        int
 	latencyFor  time.Duration
 	warmup      time.Duration
+	idle        time.Duration
 	groups      []string
 	profileDirs string
 	child       childOptions
@@ -63,6 +65,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("leasegen-bench", flag.ContinueOnError)
 	fs.StringVar(&o.mysql, "mysql", "", "MySQL/MariaDB server DSN without a database (scratch databases are created and dropped)")
+	fs.StringVar(&o.dbPrefix, "db-prefix", "leasegen_bench_", "name prefix of the scratch MySQL databases")
 	fs.BoolVar(&o.sqlite, "sqlite", false, "benchmark SQLite, in a temporary folder")
 	fs.IntVar(&o.runs, "runs", 3, "runs per figure; the median is shown")
 	fs.IntVar(&o.burn, "burn", 50000, "no-op tasks in each burn-down")
@@ -71,6 +74,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.rate, "rate", 200, "enqueues per second in the latency runs")
 	fs.DurationVar(&o.latencyFor, "latency", 20*time.Second, "measured length of each latency run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured lead-in of each latency run, at the same rate")
+	fs.DurationVar(&o.idle, "idle", 10*time.Second, "how long a latency run's worker sits idle before the idle figures")
 	only := fs.String("only", strings.Join(groups, ","), "figure groups to run: "+strings.Join(groups, ", "))
 	fs.StringVar(&o.profileDirs, "cpuprofile", "", "folder for CPU profiles of the burn-down worker processes")
 	o.child.register(fs)
@@ -89,8 +93,8 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.groups = append(o.groups, g)
 	}
-	if o.runs < 1 || o.burn < 1000 || o.procs < 1 || o.slots < 1 || o.rate < 1 {
-		return o, fmt.Errorf("-runs, -procs, -slots and -rate must be positive and -burn at least 1000")
+	if o.runs < 1 || o.burn < 1000 || o.procs < 1 || o.slots < 1 || o.rate < 1 || o.idle < time.Second {
+		return o, fmt.Errorf("-runs, -procs, -slots and -rate must be positive, -burn at least 1000 and -idle at least 1s")
 	}
 	return o, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +27,9 @@ const recoveryBoundName = "recovery bound: lease + recovery interval + poll"
 
 // recovery kill -9s a worker process holding running tasks and measures,
 // for each of them, the delay from the kill until it runs again in a
-// surviving worker (in this process, started before the kill).
+// surviving worker (in this process, started before the kill). The kill
+// comes at a random point of the survivor's recovery interval, as a crash
+// would.
 func recovery(ctx context.Context, s *scratch, t *table) error {
 	if err := queue(ctx, s, "sleep", recoveryHeld); err != nil {
 		return err
@@ -67,6 +70,7 @@ func recovery(ctx context.Context, s *scratch, t *table) error {
 	}
 	defer survivor.Stop(ctx) //nolint:errcheck // the run is over
 
+	time.Sleep(rand.N(recoveryInterval))
 	killed := time.Now()
 	victim.kill()
 	bound := recoveryLease + recoveryInterval + recoveryPoll

@@ -32,7 +32,7 @@ type scratch struct {
 }
 
 // newScratch creates an empty database and migrates it: a MySQL database
-// named leasegen_bench_<random>, dropped by close, or a SQLite file in a
+// named -db-prefix<random>, dropped by close, or a SQLite file in a
 // temporary folder.
 func newScratch(ctx context.Context, o options) (*scratch, error) {
 	s := &scratch{kind: o.kind()}
@@ -45,7 +45,7 @@ func newScratch(ctx context.Context, o options) (*scratch, error) {
 		s.target = filepath.Join(dir, "bench.db")
 		drop = func() { os.RemoveAll(dir) }
 	} else {
-		dsn, dropDB, err := createMySQLDatabase(ctx, o.mysql)
+		dsn, dropDB, err := createMySQLDatabase(ctx, o.mysql, o.dbPrefix)
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +72,7 @@ func newScratch(ctx context.Context, o options) (*scratch, error) {
 // createMySQLDatabase creates a scratch database on the server of dsn and
 // returns the DSN of a session in it as the runtime wants one, and a
 // function that drops it.
-func createMySQLDatabase(ctx context.Context, serverDSN string) (string, func(), error) {
+func createMySQLDatabase(ctx context.Context, serverDSN, prefix string) (string, func(), error) {
 	cfg, err := mysql.ParseDSN(serverDSN)
 	if err != nil {
 		return "", nil, fmt.Errorf("-mysql: %w", err)
@@ -83,7 +83,7 @@ func createMySQLDatabase(ctx context.Context, serverDSN string) (string, func(),
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	name := "leasegen_bench_" + hex.EncodeToString(b[:])
+	name := prefix + hex.EncodeToString(b[:])
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
 		admin.Close()
 		return "", nil, fmt.Errorf("create scratch database: %w", err)
