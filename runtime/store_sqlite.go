@@ -181,6 +181,10 @@ func taskInfoFromSQLite(r sqlitedb.LeasegenTask) TaskInfo {
 	}
 }
 
+// sqliteNow is the database's clock in milliseconds, as queries/sqlite
+// writes it: a scalar subquery, read once per statement.
+const sqliteNow = "(SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))"
+
 func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 func fromNullMillis(ms sql.NullInt64) time.Time {

@@ -207,7 +207,7 @@ func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key s
 // completeMany runs one grouped completion; RETURNING names the rows that
 // took effect.
 func (s *sqliteStore) completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error) {
-	query, args := completeManySQL(owner, reqs, "CAST(unixepoch('subsec') * 1000 AS INTEGER)")
+	query, args := completeManySQL(owner, reqs, sqliteNow)
 	done := make(map[TaskID]bool, len(reqs))
 	err := s.retry(ctx, func() error {
 		clear(done)

@@ -181,7 +181,7 @@ func busy(err error) bool {
 // nowSQL is the engine's expression for the database's clock.
 func nowSQL(kind string) string {
 	if kind == kindSQLite {
-		return "CAST(unixepoch('subsec') * 1000 AS INTEGER)"
+		return "(SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))" // read once per statement, as the runtime does
 	}
 	return "NOW(3)"
 }

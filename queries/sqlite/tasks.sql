@@ -1,3 +1,8 @@
+-- The database's clock is (SELECT CAST(unixepoch('subsec') * 1000 AS
+-- INTEGER)): as a scalar subquery SQLite reads it once per statement, so
+-- every row of a statement gets the same instant, and a batch of 1,000 rows
+-- does not read the clock thousands of times.
+
 -- name: TaskInsert :one
 -- An existing (task_type, idempotency_key) returns the existing row's id.
 INSERT INTO leasegen_tasks (
@@ -5,9 +10,9 @@ INSERT INTO leasegen_tasks (
   owner_id, idempotency_key, created_at, updated_at
 ) VALUES (
   sqlc.arg(task_type), 'QUEUED', sqlc.arg(payload), sqlc.arg(priority),
-  COALESCE(sqlc.narg(run_at_ms), CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(delay_ms)),
+  COALESCE(sqlc.narg(run_at_ms), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms)),
   sqlc.arg(max_attempts), sqlc.arg(owner_id), sqlc.narg(idempotency_key),
-  CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 )
 ON CONFLICT (task_type, idempotency_key) DO UPDATE SET id = id
 RETURNING id;
@@ -24,10 +29,10 @@ LIMIT ?;
 
 -- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'QUEUED', CAST(unixepoch('subsec') * 1000 AS INTEGER), finished_at),
-  lease_until = IIF(status = 'QUEUED', CAST(unixepoch('subsec') * 1000 AS INTEGER), lease_until),
+  finished_at = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), finished_at),
+  lease_until = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), lease_until),
   status = IIF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
 
 -- name: TaskCountRunning :many
@@ -39,11 +44,11 @@ GROUP BY task_type;
 -- name: TaskClaimCandidates :many
 -- Walks leasegen_tasks_queue in claim order.
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, CAST(unixepoch('subsec') * 1000 AS INTEGER) AS claimed_at
+       max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS claimed_at
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
-  AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND available_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ORDER BY priority DESC, available_at, id
 LIMIT ?;
 
@@ -52,81 +57,81 @@ UPDATE leasegen_tasks SET
   status = 'RUNNING',
   attempt = attempt + 1,
   lease_owner = ?,
-  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?,
-  started_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  started_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (sqlc.slice(ids));
 
 -- name: TaskRenewMany :many
 -- One statement: the rows it returns are the leases still held.
 UPDATE leasegen_tasks SET
-  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?,
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE lease_owner = ?
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
   AND id IN (sqlc.slice(ids))
 RETURNING id, attempt, status;
 
 -- name: TaskComplete :execrows
 -- A finished task's lease_until is when it finished, as on MySQL.
 UPDATE leasegen_tasks SET
-  finished_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
+  finished_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   status = 'SUCCESS',
   result = sqlc.narg(result),
-  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER),
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
   AND attempt = sqlc.arg(attempt)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER);
+  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
 -- name: TaskFail :execrows
 -- next_status is QUEUED (retry after backoff_ms) or FAILED; a task whose
 -- cancellation was requested ends CANCELLED either way. SQLite's SET reads
 -- the old row.
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  finished_at = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
-  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(backoff_ms),
+  available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(backoff_ms),
   last_error = sqlc.arg(last_error),
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
   AND attempt = sqlc.arg(attempt)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER);
+  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
 -- name: TaskRelease :execrows
 -- See the MySQL query: with no delay the task keeps its place in the queue.
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  finished_at = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
-  available_at = IIF(sqlc.arg(delay_ms) = 0, available_at, CAST(unixepoch('subsec') * 1000 AS INTEGER) + sqlc.arg(delay_ms)),
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  available_at = IIF(sqlc.arg(delay_ms) = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms)),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
   AND attempt = sqlc.arg(attempt)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER);
+  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
 -- name: TaskRecoverCandidates :many
 SELECT id, status, attempt, free_attempts, max_attempts,
-       CAST(unixepoch('subsec') * 1000 AS INTEGER) - lease_until AS overdue_ms
+       (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - lease_until AS overdue_ms
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 LIMIT ?;
 
 -- name: TaskRecoverMark :exec
 -- See the MySQL query: a requeued task keeps its available_at.
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
   last_error = IIF(status = 'CANCEL_REQUESTED', last_error,
                    'lease expired: owner ' || COALESCE(lease_owner, '?') || ', attempt ' || attempt),
   status = CASE
@@ -134,14 +139,14 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (sqlc.slice(ids))
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= CAST(unixepoch('subsec') * 1000 AS INTEGER);
+  AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
 -- name: IdempotencyKeyRecord :execrows
 INSERT INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
-VALUES (?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
+VALUES (?, ?, ?, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
 ON CONFLICT DO NOTHING;
 
 -- name: TaskCountByTypeStatus :many
@@ -163,18 +168,18 @@ SELECT * FROM leasegen_tasks
 WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
   AND (sqlc.arg(task_type) = '' OR task_type = sqlc.arg(task_type))
   AND (sqlc.arg(owner_id) = '' OR owner_id = sqlc.arg(owner_id))
-  AND created_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER) - sqlc.arg(min_age_ms)
+  AND created_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(min_age_ms)
 ORDER BY id DESC
 LIMIT sqlc.arg(lim);
 
 -- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
-  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
+  available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   free_attempts = attempt,
   finished_at = NULL,
   lease_until = NULL,
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
 
 -- name: TaskPurge :execrows
@@ -182,7 +187,7 @@ WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
 DELETE FROM leasegen_tasks
 WHERE id IN (
   SELECT id FROM leasegen_tasks
-  WHERE finished_at < CAST(unixepoch('subsec') * 1000 AS INTEGER) - sqlc.arg(age_ms)
+  WHERE finished_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(age_ms)
     AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
   LIMIT sqlc.arg(lim)
 );
@@ -193,5 +198,5 @@ SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
     AND task_type IN (sqlc.slice(task_types))
-    AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+    AND available_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ) AS claimable;

@@ -13,7 +13,7 @@ import (
 
 const idempotencyKeyRecord = `-- name: IdempotencyKeyRecord :execrows
 INSERT INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
-VALUES (?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
+VALUES (?, ?, ?, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
 ON CONFLICT DO NOTHING
 `
 
@@ -33,10 +33,10 @@ func (q *Queries) IdempotencyKeyRecord(ctx context.Context, db DBTX, arg Idempot
 
 const taskCancelRequest = `-- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'QUEUED', CAST(unixepoch('subsec') * 1000 AS INTEGER), finished_at),
-  lease_until = IIF(status = 'QUEUED', CAST(unixepoch('subsec') * 1000 AS INTEGER), lease_until),
+  finished_at = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), finished_at),
+  lease_until = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), lease_until),
   status = IIF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING')
 `
 
@@ -54,11 +54,11 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 
 const taskClaimCandidates = `-- name: TaskClaimCandidates :many
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, CAST(unixepoch('subsec') * 1000 AS INTEGER) AS claimed_at
+       max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS claimed_at
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (/*SLICE:task_types*/?)
-  AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND available_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ORDER BY priority DESC, available_at, id
 LIMIT ?
 `
@@ -134,9 +134,9 @@ UPDATE leasegen_tasks SET
   status = 'RUNNING',
   attempt = attempt + 1,
   lease_owner = ?,
-  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?,
-  started_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  started_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (/*SLICE:ids*/?)
 `
 
@@ -168,7 +168,7 @@ SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
     AND task_type IN (/*SLICE:task_types*/?)
-    AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+    AND available_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ) AS claimable
 `
 
@@ -196,16 +196,16 @@ func (q *Queries) TaskClaimable(ctx context.Context, db DBTX, arg TaskClaimableP
 
 const taskComplete = `-- name: TaskComplete :execrows
 UPDATE leasegen_tasks SET
-  finished_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
+  finished_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   status = 'SUCCESS',
   result = ?1,
-  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER),
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ?2
   AND lease_owner = ?3
   AND attempt = ?4
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 `
 
 type TaskCompleteParams struct {
@@ -300,17 +300,17 @@ func (q *Queries) TaskCountRunning(ctx context.Context, db DBTX) ([]TaskCountRun
 
 const taskFail = `-- name: TaskFail :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  finished_at = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', ?1),
-  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?2,
+  available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?2,
   last_error = ?3,
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ?4
   AND lease_owner = ?5
   AND attempt = ?6
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 `
 
 type TaskFailParams struct {
@@ -376,14 +376,15 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 }
 
 const taskInsert = `-- name: TaskInsert :one
+
 INSERT INTO leasegen_tasks (
   task_type, status, payload, priority, available_at, max_attempts,
   owner_id, idempotency_key, created_at, updated_at
 ) VALUES (
   ?1, 'QUEUED', ?2, ?3,
-  COALESCE(?4, CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?5),
+  COALESCE(?4, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?5),
   ?6, ?7, ?8,
-  CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 )
 ON CONFLICT (task_type, idempotency_key) DO UPDATE SET id = id
 RETURNING id
@@ -400,6 +401,10 @@ type TaskInsertParams struct {
 	IdempotencyKey sql.NullString
 }
 
+// The database's clock is (SELECT CAST(unixepoch('subsec') * 1000 AS
+// INTEGER)): as a scalar subquery SQLite reads it once per statement, so
+// every row of a statement gets the same instant, and a batch of 1,000 rows
+// does not read the clock thousands of times.
 // An existing (task_type, idempotency_key) returns the existing row's id.
 func (q *Queries) TaskInsert(ctx context.Context, db DBTX, arg TaskInsertParams) (int64, error) {
 	row := db.QueryRowContext(ctx, taskInsert,
@@ -422,7 +427,7 @@ SELECT id, task_type, status, payload, priority, available_at, attempt, free_att
 WHERE (?1 = '' OR status = ?1)
   AND (?2 = '' OR task_type = ?2)
   AND (?3 = '' OR owner_id = ?3)
-  AND created_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER) - ?4
+  AND created_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - ?4
 ORDER BY id DESC
 LIMIT ?5
 `
@@ -591,7 +596,7 @@ const taskPurge = `-- name: TaskPurge :execrows
 DELETE FROM leasegen_tasks
 WHERE id IN (
   SELECT id FROM leasegen_tasks
-  WHERE finished_at < CAST(unixepoch('subsec') * 1000 AS INTEGER) - ?1
+  WHERE finished_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - ?1
     AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
   LIMIT ?2
 )
@@ -613,10 +618,10 @@ func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (
 
 const taskRecoverCandidates = `-- name: TaskRecoverCandidates :many
 SELECT id, status, attempt, free_attempts, max_attempts,
-       CAST(unixepoch('subsec') * 1000 AS INTEGER) - lease_until AS overdue_ms
+       (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - lease_until AS overdue_ms
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 LIMIT ?
 `
 
@@ -665,8 +670,8 @@ func (q *Queries) TaskRecoverCandidates(ctx context.Context, db DBTX, arg TaskRe
 
 const taskRecoverMark = `-- name: TaskRecoverMark :exec
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
   last_error = IIF(status = 'CANCEL_REQUESTED', last_error,
                    'lease expired: owner ' || COALESCE(lease_owner, '?') || ', attempt ' || attempt),
   status = CASE
@@ -674,10 +679,10 @@ UPDATE leasegen_tasks SET
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (/*SLICE:ids*/?)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 `
 
 type TaskRecoverMarkParams struct {
@@ -702,17 +707,17 @@ func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverM
 
 const taskRelease = `-- name: TaskRelease :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED', CAST(unixepoch('subsec') * 1000 AS INTEGER), NULL),
+  finished_at = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  lease_until = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
-  available_at = IIF(?1 = 0, available_at, CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?1),
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  available_at = IIF(?1 = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?1),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ?2
   AND lease_owner = ?3
   AND attempt = ?4
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 `
 
 type TaskReleaseParams struct {
@@ -738,11 +743,11 @@ func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParam
 
 const taskRenewMany = `-- name: TaskRenewMany :many
 UPDATE leasegen_tasks SET
-  lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?,
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE lease_owner = ?
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
   AND id IN (/*SLICE:ids*/?)
 RETURNING id, attempt, status
 `
@@ -798,11 +803,11 @@ func (q *Queries) TaskRenewMany(ctx context.Context, db DBTX, arg TaskRenewManyP
 const taskRetry = `-- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
-  available_at = CAST(unixepoch('subsec') * 1000 AS INTEGER),
+  available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   free_attempts = attempt,
   finished_at = NULL,
   lease_until = NULL,
-  updated_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED')
 `
 
