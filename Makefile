@@ -6,7 +6,7 @@ STATICCHECK := $(GO) tool -modfile=tools.mod staticcheck
 # Sets LEASEGEN_MYSQL_DSN, starting MariaDB when it is installed but down.
 MYSQL_ENV := eval "$$(scripts/mysql-env.sh)"
 
-.PHONY: help generate check lint test test-short bench bench-gen demo fuzz
+.PHONY: help generate check lint test test-short bench bench-smoke bench-gen demo fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -42,10 +42,13 @@ fuzz: ## short fuzz runs (FUZZTIME each, default 10s) of the annotation parser a
 	$(GO) test ./gen -run '^$$' -fuzz FuzzParseDirective -fuzztime $(FUZZTIME)
 	$(GO) test ./testdata/example/billing -run '^$$' -fuzz FuzzNotifyPayloadDecoding -fuzztime $(FUZZTIME)
 
+bench-smoke: ## run each Go benchmark of the hot paths once, so that they keep working
+	@$(MYSQL_ENV); $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./runtime/
+
 bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
 	scripts/gen-bench.sh
 
-bench: ## Go benchmarks of the hot paths, then leasegen-bench on SQLite and (when up) MariaDB
+bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~15 min an engine) on SQLite and (when up) MariaDB
 	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/
 	$(GO) run ./cmd/leasegen-bench -sqlite
 	@if mariadb-admin -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1; then \

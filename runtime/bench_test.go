@@ -2,24 +2,31 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 )
 
-// benchSetup is setup for benchmarks: a migrated engine on a fresh database.
-func benchSetup(b *testing.B) (*Engine, *Client) {
-	b.Helper()
-	db := dbtest.New(b)
-	engine := MySQL(db.DB)
-	dbtest.Must(b, "migrate", engine.Migrate(context.Background()))
-	client, err := NewClient(engine, ClientConfig{})
-	dbtest.Must(b, "client", err)
-	return engine, client
+// The hot paths, one statement group each, on both engines: ns/op is per
+// call and ns/task per task of the batch. `make bench` runs them;
+// `make bench-smoke` (in CI) runs each once.
+
+// benchBatch is the batch of the claim and completion benchmarks: what a
+// worker with 1,000 free slots claims and completes at saturation.
+const benchBatch = 1000
+
+// forEachBench runs bench once per engine, each on a migrated engine of a
+// fresh database.
+func forEachBench(b *testing.B, bench func(b *testing.B, bundle *testBundle)) {
+	for _, kind := range []string{kindMySQL, kindSQLite} {
+		b.Run(kind, func(b *testing.B) { bench(b, setupEngine(b, kind)) })
+	}
 }
 
-func benchEnqueue(b *testing.B, client *Client, n int) {
+// queueBench enqueues n tasks of type "bench".
+func queueBench(b *testing.B, client *Client, n int) {
 	b.Helper()
 	reqs := make([]Request, n)
 	for i := range reqs {
@@ -29,73 +36,99 @@ func benchEnqueue(b *testing.B, client *Client, n int) {
 	dbtest.Must(b, "enqueue", err)
 }
 
-// BenchmarkClaim32 claims batches of 32 tasks; ns/op is per batch.
-func BenchmarkClaim32(b *testing.B) {
-	engine, client := benchSetup(b)
-	req := claimRequest{Owner: "bench", Lease: time.Minute, Types: []string{"bench"}, Max: 32}
-	for b.Loop() {
-		b.StopTimer()
-		benchEnqueue(b, client, 32)
-		b.StartTimer()
-		got, err := engine.store.claim(context.Background(), req)
-		if err != nil || len(got) != 32 {
-			b.Fatalf("claimed %d: %v", len(got), err)
-		}
+// claimBench claims up to n tasks for owner "bench".
+func claimBench(b *testing.B, bundle *testBundle, n int, lease time.Duration) []claimedTask {
+	b.Helper()
+	got, err := bundle.engine.store.claim(context.Background(), claimRequest{Owner: "bench", Lease: lease, Types: []string{"bench"}, Max: n})
+	if err != nil || len(got) != n {
+		b.Fatalf("claimed %d of %d: %v", len(got), n, err)
 	}
+	return got
 }
 
-// BenchmarkRenew100 renews 100 leases in one heartbeat; ns/op is per heartbeat.
-func BenchmarkRenew100(b *testing.B) {
-	engine, client := benchSetup(b)
-	benchEnqueue(b, client, 100)
-	claimed, err := engine.store.claim(context.Background(), claimRequest{Owner: "bench", Lease: time.Minute, Types: []string{"bench"}, Max: 100})
-	dbtest.Must(b, "claim", err)
+func perTask(b *testing.B, tasks int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tasks), "ns/task")
+}
+
+// BenchmarkClaim claims batches of 1,000 queued tasks: one transaction of
+// a locking read and one UPDATE.
+func BenchmarkClaim(b *testing.B) {
+	forEachBench(b, func(b *testing.B, bundle *testBundle) {
+		for b.Loop() {
+			b.StopTimer()
+			queueBench(b, bundle.client, benchBatch)
+			b.StartTimer()
+			claimBench(b, bundle, benchBatch, time.Minute)
+		}
+		perTask(b, benchBatch)
+	})
+}
+
+// BenchmarkRenew renews 1,000 leases with one heartbeat.
+func BenchmarkRenew(b *testing.B) {
+	forEachBench(b, func(b *testing.B, bundle *testBundle) {
+		queueBench(b, bundle.client, benchBatch)
+		refs := refsOf(claimBench(b, bundle, benchBatch, time.Minute))
+		for b.Loop() {
+			states, err := bundle.engine.store.renew(context.Background(), "bench", time.Minute, refs)
+			if err != nil || !states[len(states)-1].Held {
+				b.Fatalf("renew: %v", err)
+			}
+		}
+		perTask(b, benchBatch)
+	})
+}
+
+// BenchmarkCompleteMany completes 1,000 executions with one grouped,
+// fenced statement, as the completion loop does at saturation.
+func BenchmarkCompleteMany(b *testing.B) {
+	forEachBench(b, func(b *testing.B, bundle *testBundle) {
+		for b.Loop() {
+			b.StopTimer()
+			queueBench(b, bundle.client, benchBatch)
+			refs := refsOf(claimBench(b, bundle, benchBatch, time.Hour))
+			reqs := make([]completionRequest, len(refs))
+			for i, ref := range refs {
+				reqs[i] = completionRequest{Ref: ref}
+			}
+			b.StartTimer()
+			oks, err := bundle.engine.store.completeMany(context.Background(), "bench", reqs)
+			if err != nil || !oks[len(oks)-1] {
+				b.Fatalf("complete many: %v", err)
+			}
+		}
+		perTask(b, benchBatch)
+	})
+}
+
+// BenchmarkComplete runs one fenced completion per op: the path of a
+// handler's CompleteTx, or of a worker with one task at a time.
+func BenchmarkComplete(b *testing.B) {
+	forEachBench(b, func(b *testing.B, bundle *testBundle) {
+		const tasks = 2000
+		queueBench(b, bundle.client, tasks)
+		refs := refsOf(claimBench(b, bundle, tasks, time.Hour))
+		i := 0
+		for b.Loop() {
+			if i == len(refs) {
+				b.StopTimer()
+				queueBench(b, bundle.client, tasks)
+				refs, i = refsOf(claimBench(b, bundle, tasks, time.Hour)), 0
+				b.StartTimer()
+			}
+			ok, err := bundle.engine.store.complete(context.Background(), bundle.engine.db, "bench", refs[i], "")
+			if err != nil || !ok {
+				b.Fatal(fmt.Errorf("complete: %v %w", ok, err))
+			}
+			i++
+		}
+	})
+}
+
+func refsOf(claimed []claimedTask) []leaseRef {
 	refs := make([]leaseRef, len(claimed))
 	for i, c := range claimed {
 		refs[i] = leaseRef{ID: c.ID, Attempt: c.Attempt}
 	}
-	for b.Loop() {
-		states, err := engine.store.renew(context.Background(), "bench", time.Minute, refs)
-		if err != nil || !states[len(states)-1].Held {
-			b.Fatalf("renew: %v", err)
-		}
-	}
-}
-
-// BenchmarkComplete runs one fenced completion per op.
-func BenchmarkComplete(b *testing.B) {
-	engine, client := benchSetup(b)
-	benchEnqueue(b, client, b.N+1)
-	claimed, err := engine.store.claim(context.Background(), claimRequest{Owner: "bench", Lease: time.Hour, Types: []string{"bench"}, Max: b.N + 1})
-	dbtest.Must(b, "claim", err)
-	b.ResetTimer()
-	for _, c := range claimed[:b.N] {
-		ok, err := engine.store.complete(context.Background(), engine.db, "bench", leaseRef{ID: c.ID, Attempt: c.Attempt}, "")
-		if err != nil || !ok {
-			b.Fatalf("complete: %v %v", ok, err)
-		}
-	}
-}
-
-// BenchmarkCompleteMany256 completes 256 executions with one grouped
-// statement, as the worker's completion loop does under load; ns/op is per
-// batch.
-func BenchmarkCompleteMany256(b *testing.B) {
-	engine, client := benchSetup(b)
-	req := claimRequest{Owner: "bench", Lease: time.Hour, Types: []string{"bench"}, Max: 256}
-	for b.Loop() {
-		b.StopTimer()
-		benchEnqueue(b, client, 256)
-		claimed, err := engine.store.claim(context.Background(), req)
-		dbtest.Must(b, "claim", err)
-		reqs := make([]completionRequest, len(claimed))
-		for i, c := range claimed {
-			reqs[i] = completionRequest{Ref: leaseRef{ID: c.ID, Attempt: c.Attempt}}
-		}
-		b.StartTimer()
-		oks, err := engine.store.completeMany(context.Background(), "bench", reqs)
-		if err != nil || len(oks) != 256 || !oks[255] {
-			b.Fatalf("complete many: %v", err)
-		}
-	}
+	return refs
 }
