@@ -37,8 +37,9 @@
 // (SELECT ... FOR UPDATE SKIP LOCKED in the claim index's order, one
 // UPDATE), renews all its leases in one statement per heartbeat, completes
 // the tasks that finished together in one fenced statement, and recovers
-// expired leases of dead workers in batches. Every lease instant is computed
-// by the database's clock; worker clocks never matter.
+// expired leases of dead workers in batches. An idle worker costs the
+// database one index lookup per PollInterval. Every lease instant is
+// computed by the database's clock; worker clocks never matter.
 //
 // # Guarantees
 //
@@ -59,7 +60,8 @@
 //
 // # Limits
 //
-// Config.MaxConcurrency bounds one worker's executions. Config.GlobalLimit and
+// Config.MaxConcurrency bounds one worker's running handlers; a slot frees
+// when its handler returns, while the outcome is written. Config.GlobalLimit and
 // WithConcurrency bound the running tasks across all workers, exactly: a
 // claim under a limit locks that limit's row in leasegen_limits before it
 // counts running tasks, so concurrent claimers cannot both see a free slot.

@@ -22,8 +22,19 @@ func (w *Worker) recoveryLoop() {
 }
 
 // recoverPass runs up to RecoveryMaxBatches batches, pausing between them,
-// and stops early when a batch comes back short.
+// and stops early when a batch comes back short. Most passes find nothing,
+// so a pass first looks with one statement, without a transaction or locks.
 func (w *Worker) recoverPass() {
+	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RecoveryInterval)
+	expired, err := w.engine.store.leasesExpired(ctx)
+	cancel()
+	if err != nil {
+		w.cfg.Logger.Error("leasegen: recovery failed", "worker", w.cfg.WorkerID, "err", err)
+		return
+	}
+	if !expired {
+		return
+	}
 	for range w.cfg.RecoveryMaxBatches {
 		ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RecoveryInterval)
 		recovered, err := w.engine.store.recoverBatch(ctx, w.cfg.RecoveryBatchSize)

@@ -42,6 +42,9 @@ type store interface {
 	completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error)
 	fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error)
 	release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error)
+	// leasesExpired reports, without locking anything, whether some lease
+	// has expired.
+	leasesExpired(ctx context.Context) (bool, error)
 	recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error)
 	list(ctx context.Context, f Filter) ([]TaskInfo, error)
 	// retryTask reports whether the task changed state.

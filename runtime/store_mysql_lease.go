@@ -105,6 +105,14 @@ func (s *mysqlStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key st
 	return n == 1, nil
 }
 
+func (s *mysqlStore) leasesExpired(ctx context.Context) (bool, error) {
+	expired, err := s.q.TaskLeasesExpired(ctx, s.db)
+	if err != nil {
+		return false, fmt.Errorf("leasegen: look for expired leases: %w", err)
+	}
+	return expired, nil
+}
+
 // recoverBatch resolves up to batch expired leases in one transaction.
 // SKIP LOCKED keeps concurrent recoverers off each other's rows.
 func (s *mysqlStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error) {

@@ -171,6 +171,15 @@ func (s *sqliteStore) release(ctx context.Context, owner string, ref leaseRef, d
 	return n == 1, nil
 }
 
+// leasesExpired reads outside the write lock.
+func (s *sqliteStore) leasesExpired(ctx context.Context) (bool, error) {
+	expired, err := s.q.TaskLeasesExpired(ctx, s.db)
+	if err != nil {
+		return false, fmt.Errorf("leasegen: look for expired leases: %w", err)
+	}
+	return expired, nil
+}
+
 func (s *sqliteStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error) {
 	var recovered []recoveredTask
 	err := s.immediate(ctx, func(conn *sql.Conn) error {

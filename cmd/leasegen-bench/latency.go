@@ -13,7 +13,13 @@ import (
 	"github.com/leasegen/leasegen/runtime"
 )
 
-const idleStatementsName = "idle worker: statements per second (PollInterval 1s)"
+// The defaults of an idle worker's two periodic statements.
+const (
+	defaultPollInterval     = time.Second
+	defaultRecoveryInterval = 30 * time.Second
+)
+
+const idleStatementsName = "idle worker: statements per second (PollInterval 1s, RecoveryInterval 30s)"
 
 // latencyName names a latency figure.
 func latencyName(local bool, what string) string {

@@ -74,7 +74,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.rate, "rate", 200, "enqueues per second in the latency runs")
 	fs.DurationVar(&o.latencyFor, "latency", 20*time.Second, "measured length of each latency run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured lead-in of each latency run, at the same rate")
-	fs.DurationVar(&o.idle, "idle", 10*time.Second, "how long a latency run's worker sits idle before the idle figures")
+	fs.DurationVar(&o.idle, "idle", 30*time.Second, "how long a latency run's worker sits idle before the idle figures (30s spans one recovery pass)")
 	only := fs.String("only", strings.Join(groups, ","), "figure groups to run: "+strings.Join(groups, ", "))
 	fs.StringVar(&o.profileDirs, "cpuprofile", "", "folder for CPU profiles of the burn-down worker processes")
 	o.child.register(fs)

@@ -230,3 +230,12 @@ SELECT EXISTS (
     AND task_type IN (sqlc.slice(task_types))
     AND available_at <= NOW(3)
 ) AS claimable;
+
+-- name: TaskLeasesExpired :one
+-- A recovery pass looks first, without a transaction or locks: most find
+-- nothing.
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+    AND lease_until <= NOW(3)
+) AS expired;

@@ -200,3 +200,11 @@ SELECT EXISTS (
     AND task_type IN (sqlc.slice(task_types))
     AND available_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ) AS claimable;
+
+-- name: TaskLeasesExpired :one
+-- A recovery pass looks first, outside the write lock: most find nothing.
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+    AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+) AS expired;

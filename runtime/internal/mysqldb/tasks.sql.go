@@ -550,6 +550,23 @@ func (q *Queries) TaskLeaseStates(ctx context.Context, db DBTX, arg TaskLeaseSta
 	return items, nil
 }
 
+const taskLeasesExpired = `-- name: TaskLeasesExpired :one
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+    AND lease_until <= NOW(3)
+) AS expired
+`
+
+// A recovery pass looks first, without a transaction or locks: most find
+// nothing.
+func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) {
+	row := db.QueryRowContext(ctx, taskLeasesExpired)
+	var expired bool
+	err := row.Scan(&expired)
+	return expired, err
+}
+
 const taskList = `-- name: TaskList :many
 SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks
 WHERE (? = '' OR status = ?)
