@@ -33,7 +33,7 @@ func printVerdicts(w io.Writer, o options, t *table) {
 		if !ok {
 			verdict = "MISSED"
 		}
-		fmt.Fprintf(w, "  %-62s %-7s %s\n", target, verdict, have)
+		fmt.Fprintf(w, "  %-72s %-7s %s\n", target, verdict, have)
 	}
 	fmt.Fprintln(w, "targets:")
 	if haveBurn {
