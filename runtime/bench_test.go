@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -118,7 +117,7 @@ func BenchmarkComplete(b *testing.B) {
 			}
 			ok, err := bundle.engine.store.complete(context.Background(), bundle.engine.db, "bench", refs[i], "")
 			if err != nil || !ok {
-				b.Fatal(fmt.Errorf("complete: %v %w", ok, err))
+				b.Fatalf("complete: %v %v", ok, err)
 			}
 			i++
 		}

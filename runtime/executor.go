@@ -90,9 +90,7 @@ func (e *execution) selfFence() {
 	e.cancel(ErrLeaseExpiring)
 }
 
-// run calls the handler and writes its outcome. A success goes to the
-// completion loop, which ends the execution once its grouped statement
-// ran; every other outcome is written here.
+// run calls the handler and has its outcome written.
 func (e *execution) run() {
 	e.started = e.w.cfg.Clock.Now()
 	err := e.callHandler()
@@ -100,10 +98,9 @@ func (e *execution) run() {
 	e.returned.Store(true)
 	e.fence.Stop()
 	e.w.handlerReturned()
-	if err == nil && !e.completedInTransaction() && !errors.Is(context.Cause(e.ctx), ErrLeaseLost) && e.w.enqueueCompletion(e) {
-		return
+	if outcome, ended := e.finish(err); ended {
+		e.end(outcome)
 	}
-	e.end(e.finish(err))
 }
 
 // end reports the execution's outcome and removes it from the worker.
@@ -124,22 +121,27 @@ func (e *execution) callHandler() (err error) {
 	return e.h.fn(e.ctx, &e.task)
 }
 
-// finish records an outcome that the completion loop does not write, with
-// one fenced write, and returns it.
-func (e *execution) finish(err error) string {
+// finish records the outcome of the handler's err and returns it, with
+// ended true. A success goes to the completion loop, which writes it with
+// others in one statement and ends the execution: finish then returns
+// ended false. Every other outcome is one fenced write here.
+func (e *execution) finish(err error) (outcome string, ended bool) {
 	w := e.w
 	e.mu.Lock()
 	result, inTx := e.result, e.completedInTx
 	e.mu.Unlock()
 	if err == nil && inTx {
 		w.stats.completed.Add(1)
-		return OutcomeSuccess
+		return OutcomeSuccess, true
 	}
 	cause := context.Cause(e.ctx)
 	if errors.Is(cause, ErrLeaseLost) {
 		w.cfg.Logger.Warn("leasegen: execution ended after its lease was lost; the result is discarded",
 			e.logAttrs("err", err)...)
-		return OutcomeLost
+		return OutcomeLost, true
+	}
+	if err == nil && w.enqueueCompletion(e) {
+		return "", false
 	}
 	ctx, cancel := context.WithTimeout(w.runCtx, e.lease)
 	defer cancel()
@@ -148,13 +150,13 @@ func (e *execution) finish(err error) string {
 	switch {
 	case err == nil: // the completion loop has stopped
 		ok, werr := w.engine.store.complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
-		return e.record(ok, werr, &w.stats.completed, "complete", OutcomeSuccess)
+		return e.record(ok, werr, &w.stats.completed, "complete", OutcomeSuccess), true
 	case errors.As(err, &snooze):
-		return e.release(ctx, snooze.after)
+		return e.release(ctx, snooze.after), true
 	case errors.Is(cause, ErrWorkerStopping):
-		return e.release(ctx, 0)
+		return e.release(ctx, 0), true
 	default:
-		return e.fail(ctx, err, cause)
+		return e.fail(ctx, err, cause), true
 	}
 }
 

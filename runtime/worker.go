@@ -232,7 +232,7 @@ func (w *Worker) freeSlots() int {
 	return min(w.cfg.MaxConcurrency-w.running, 2*w.cfg.MaxConcurrency-len(w.active))
 }
 
-// handlerReturned frees e's slot and wakes the poller.
+// handlerReturned frees a slot and wakes the poller.
 func (w *Worker) handlerReturned() {
 	w.mu.Lock()
 	w.running--
