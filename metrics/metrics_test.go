@@ -92,9 +92,9 @@ func TestMetricsAfterRealWork(t *testing.T) {
 			// A lease a dead worker left behind.
 			dead, err := client.Enqueue(ctx, "ok", nil)
 			dbtest.Must(t, "enqueue", err)
-			expired := "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', lease_until = NOW(3) - INTERVAL 1 SECOND WHERE id = ?"
+			expired := "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', due_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?"
 			if kind == "sqlite" {
-				expired = "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?"
+				expired = "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', due_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?"
 			}
 			_, err = db.Exec(expired, dead)
 			dbtest.Must(t, "abandon a lease", err)

@@ -11,7 +11,7 @@ const (
 	maxTaskTypeLen   = 128
 	maxOwnerIDLen    = 255
 	maxKeyLen        = 255
-	maxLeaseOwnerLen = 128
+	maxLeaseOwnerLen = 64 // lease_owner is CHAR(64) ASCII, so claims update rows in place
 )
 
 // ClientConfig configures a Client. Zero fields take their defaults.

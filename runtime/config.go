@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -43,7 +44,8 @@ type Config struct {
 	// RetentionInterval (default 1m), in batches of 500.
 	Retention         time.Duration
 	RetentionInterval time.Duration
-	// WorkerID names this worker in lease_owner. Default host-pid-random.
+	// WorkerID names this worker in lease_owner: at most 64 printable
+	// ASCII characters without spaces. Default host-pid-random.
 	// Two live workers must never share an id.
 	WorkerID string
 	// Logger receives the worker's logs. Default slog.Default().
@@ -145,6 +147,9 @@ func (c Config) validate() error {
 	}
 	if len(c.WorkerID) > maxLeaseOwnerLen {
 		return configError("WorkerID", fmt.Sprintf("must be at most %d bytes", maxLeaseOwnerLen), len(c.WorkerID))
+	}
+	if i := strings.IndexFunc(c.WorkerID, func(r rune) bool { return r <= ' ' || r > '~' }); i >= 0 {
+		return configError("WorkerID", "must be printable ASCII without spaces", fmt.Sprintf("%q", c.WorkerID))
 	}
 	if c.HeartbeatInterval > c.LeaseTimeout/4 {
 		c.Logger.Warn("leasegen: HeartbeatInterval above LeaseTimeout/4 leaves few renewals before a lease expires",

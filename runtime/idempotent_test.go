@@ -79,7 +79,7 @@ func TestWithLeaseSetsTheTypesLease(t *testing.T) {
 		}, WithLease(5*time.Second))
 		id := b.enqueue(t, "slow")
 		<-started
-		left := b.msUntil(t, "lease_until", id)
+		left := b.msUntil(t, "due_at", id)
 		close(release)
 		if left < 4000 || left > 5000 {
 			t.Errorf("lease ends in %dms, want about 5000", left)

@@ -40,7 +40,7 @@ func TestMigrateConcurrentAndIdempotent(t *testing.T) {
 	// The claim index orders priority descending, as the claim's ORDER BY.
 	var collation sql.NullString
 	err = db.DB.QueryRow(`SELECT collation FROM information_schema.statistics WHERE table_schema = DATABASE()
-		AND index_name = 'leasegen_tasks_queue' AND column_name = 'priority'`).Scan(&collation)
+		AND index_name = 'leasegen_tasks_due' AND column_name = 'due_priority'`).Scan(&collation)
 	dbtest.Must(t, "index order", err)
 	if collation.String != "D" {
 		t.Errorf("claim index orders priority %q, want D (descending)", collation.String)
@@ -48,12 +48,13 @@ func TestMigrateConcurrentAndIdempotent(t *testing.T) {
 }
 
 // checkIndexes fails t unless the task table has the current schema's
-// indexes and none of those that version 3 dropped.
+// indexes and none of those that versions 3 and 4 dropped.
 func checkIndexes(t *testing.T, kind string, db *sql.DB) {
 	t.Helper()
 	query := "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = ?"
-	current := []string{"leasegen_tasks_queue", "leasegen_tasks_recover", "leasegen_tasks_by_owner", "leasegen_tasks_key"}
-	dropped := []string{"leasegen_tasks_claim", "leasegen_tasks_owner", "leasegen_tasks_stats", "leasegen_tasks_finished"}
+	current := []string{"leasegen_tasks_due", "leasegen_tasks_by_owner", "leasegen_tasks_key"}
+	dropped := []string{"leasegen_tasks_claim", "leasegen_tasks_owner", "leasegen_tasks_stats", "leasegen_tasks_finished",
+		"leasegen_tasks_queue", "leasegen_tasks_recover"}
 	if kind == kindSQLite {
 		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?"
 		current = []string{"leasegen_tasks_queue", "leasegen_tasks_leases", "leasegen_tasks_by_owner", "leasegen_tasks_finished", "leasegen_tasks_key"}
@@ -76,11 +77,13 @@ func checkIndexes(t *testing.T, kind string, db *sql.DB) {
 	}
 }
 
-// A database at schema version 2 upgrades in place: a task finished before
-// the upgrade keeps its finish instant as its lease end, so that retention
-// finds it; a queued one still runs; and version 3 can run again after a
-// crash between its statements and its record.
-func TestMigrateFromVersion2(t *testing.T) {
+// A database at schema version 3 upgrades in place: every task keeps the
+// instant that matters in its status as its due_at (a queued one its
+// available_at, a running one its lease end, a finished one when it
+// finished), so that claims, recovery and retention find it; and, on
+// MySQL, version 4 can run again after a crash between its statements and
+// its record.
+func TestMigrateFromVersion3(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind string) {
 		db := newTestDB(t, kind)
 		engine := engineFor(kind, db.DB)
@@ -92,28 +95,54 @@ func TestMigrateFromVersion2(t *testing.T) {
 		if kind == kindSQLite {
 			create, record = createSQLiteMigrationsTable, recordSQLiteMigration
 		}
-		dbtest.Must(t, "migrate to version 2", applyMigrations(bg, conn, steps[:2], create, record))
+		dbtest.Must(t, "migrate to version 3", applyMigrations(bg, conn, steps[:3], create, record))
 		conn.Close()
 
-		now, ago := "NOW(3)", "NOW(3) - INTERVAL 1 HOUR"
+		now, ago, soon := "NOW(3)", "NOW(3) - INTERVAL 1 HOUR", "NOW(3) - INTERVAL 1 SECOND"
 		if kind == kindSQLite {
-			now, ago = "CAST(unixepoch('subsec') * 1000 AS INTEGER)", "CAST(unixepoch('subsec') * 1000 AS INTEGER) - 3600000"
+			ms := "CAST(unixepoch('subsec') * 1000 AS INTEGER)"
+			now, ago, soon = ms, ms+" - 3600000", ms+" - 1000"
 		}
-		db.Exec(t, `INSERT INTO leasegen_tasks (task_type, status, payload, available_at, max_attempts, created_at, updated_at, finished_at)
-			VALUES ('a', 'SUCCESS', '', `+ago+`, 1, `+ago+`, `+ago+`, `+ago+`), ('a', 'QUEUED', '', `+now+`, 1, `+now+`, `+now+`, NULL)`)
+		// 1 finished an hour ago; 2 queued at priority 7; 3 running on a
+		// lease that expired a second ago.
+		db.Exec(t, `INSERT INTO leasegen_tasks (task_type, status, payload, priority, available_at, max_attempts, created_at, updated_at,
+			lease_owner, lease_until, started_at, finished_at, attempt) VALUES
+			('a', 'SUCCESS', '', 0, `+ago+`, 1, `+ago+`, `+ago+`, 'old', `+ago+`, `+ago+`, `+ago+`, 1),
+			('a', 'QUEUED', '', 7, `+now+`, 1, `+now+`, `+now+`, NULL, NULL, NULL, NULL, 0),
+			('a', 'RUNNING', '', 3, `+ago+`, 2, `+ago+`, `+ago+`, 'dead', `+soon+`, `+ago+`, NULL, 1)`)
 		dbtest.Must(t, "migrate to the current version", engine.Migrate(bg))
-		db.Exec(t, "DELETE FROM leasegen_schema_migrations WHERE version = 3")
-		dbtest.Must(t, "migrate again after a lost record", engine.Migrate(bg))
-		checkIndexes(t, kind, db.DB)
-		if n := db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'SUCCESS' AND lease_until = finished_at"); n != 1 {
-			t.Errorf("%d finished tasks with lease_until = finished_at, want 1", n)
+		if kind == kindMySQL {
+			// MySQL commits each DDL statement; SQLite commits a step and its
+			// record in one transaction, so only MySQL can lose the record.
+			db.Exec(t, "DELETE FROM leasegen_schema_migrations WHERE version = 4")
+			dbtest.Must(t, "migrate again after a lost record", engine.Migrate(bg))
 		}
+		checkIndexes(t, kind, db.DB)
 
 		b := &testBundle{kind: kind, db: db, engine: engine}
 		b.client, err = NewClient(engine, ClientConfig{})
 		dbtest.Must(t, "client", err)
-		b.startWorker(t, testConfig(), map[string]HandlerFunc{"a": func(context.Context, *Task) error { return nil }})
+		queued, err := b.client.Get(bg, 2)
+		dbtest.Must(t, "get the queued task", err)
+		if !queued.StartedAt.IsZero() || queued.LeaseOwner != "" || queued.Priority != 7 {
+			t.Errorf("queued task after the upgrade: started %v, lease owner %q, priority %d", queued.StartedAt, queued.LeaseOwner, queued.Priority)
+		}
+		ran := make(chan TaskID, 2)
+		b.startWorker(t, testConfig(), map[string]HandlerFunc{"a": func(_ context.Context, task *Task) error {
+			ran <- task.ID
+			return nil
+		}})
+		// The queued task runs at once, the expired lease after recovery.
 		b.waitStatus(t, 2, StatusSuccess, 5*time.Second)
+		b.waitStatus(t, 3, StatusSuccess, 10*time.Second)
+		if first := <-ran; first != 2 {
+			t.Errorf("task %d ran first, want the queued task 2", first)
+		}
+		finished, err := b.client.Get(bg, 1)
+		dbtest.Must(t, "get the finished task", err)
+		if age := time.Since(finished.FinishedAt); age < 50*time.Minute || finished.LeaseOwner != "old" {
+			t.Errorf("finished task after the upgrade: finished %v ago by %q, want an hour ago by \"old\"", age, finished.LeaseOwner)
+		}
 		purged, err := b.client.Purge(bg, time.Minute, 10)
 		dbtest.Must(t, "purge", err)
 		if purged != 1 {

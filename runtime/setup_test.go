@@ -134,14 +134,14 @@ func forEachKind(t *testing.T, test func(t *testing.T, kind string)) {
 func (b *testBundle) expire(t *testing.T, id TaskID) {
 	t.Helper()
 	if b.kind == kindSQLite {
-		b.db.Exec(t, "UPDATE leasegen_tasks SET lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?", id)
+		b.db.Exec(t, "UPDATE leasegen_tasks SET due_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?", id)
 		return
 	}
-	b.db.Exec(t, "UPDATE leasegen_tasks SET lease_until = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", id)
+	b.db.Exec(t, "UPDATE leasegen_tasks SET due_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", id)
 }
 
 // msUntil returns how many milliseconds from now (on the database's clock)
-// the instant in column (lease_until, available_at) of task id lies.
+// the instant in column (due_at, available_at) of task id lies.
 func (b *testBundle) msUntil(t *testing.T, column string, id TaskID) int {
 	t.Helper()
 	query := fmt.Sprintf("SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), %s) DIV 1000 FROM leasegen_tasks WHERE id = ?", column)

@@ -136,14 +136,17 @@ type recoveredTask struct {
 	Overdue time.Duration // from lease expiry to recovery
 }
 
-// heldUntil is a row's lease_until as TaskInfo shows it: a finished task's
-// column holds the instant it finished (so one index serves recovery and
-// retention), and it holds no lease.
-func heldUntil(status Status, leaseUntil time.Time) time.Time {
-	if status.Terminal() {
-		return time.Time{}
+// dueTimes reads a row's due_at as TaskInfo shows it: a running task's is
+// when its lease ends, a finished task's when it finished; a queued task's
+// is its available_at, which TaskInfo has already.
+func dueTimes(status Status, due time.Time) (leaseUntil, finishedAt time.Time) {
+	switch {
+	case status == StatusRunning || status == StatusCancelRequested:
+		return due, time.Time{}
+	case status.Terminal():
+		return time.Time{}, due
 	}
-	return leaseUntil
+	return time.Time{}, time.Time{}
 }
 
 // attemptsLeft reports whether a task that used attempt claims, free of them

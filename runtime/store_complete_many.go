@@ -11,7 +11,7 @@ import (
 func completeManySQL(owner string, reqs []completionRequest, now string) (string, []any) {
 	var b strings.Builder
 	args := make([]any, 0, 5*len(reqs)+1)
-	b.WriteString("UPDATE leasegen_tasks SET finished_at = " + now + ", status = 'SUCCESS', result = ")
+	b.WriteString("UPDATE leasegen_tasks SET status = 'SUCCESS', result = ")
 	if anyResult(reqs) {
 		b.WriteString("CASE id")
 		for _, r := range reqs {
@@ -25,8 +25,8 @@ func completeManySQL(owner string, reqs []completionRequest, now string) (string
 	// The fence on each row's own attempt, grouped by attempt (a batch has
 	// few distinct ones), so the server tests each row against one short
 	// list instead of a CASE over the whole batch.
-	// A finished task's lease_until is when it finished.
-	b.WriteString(", lease_until = " + now + ", updated_at = " + now + " WHERE lease_owner = ? AND status IN ('RUNNING', 'CANCEL_REQUESTED') AND lease_until > " + now + " AND (")
+	// A finished task is due when it finished.
+	b.WriteString(", due_at = " + now + ", updated_at = " + now + " WHERE lease_owner = ? AND status IN ('RUNNING', 'CANCEL_REQUESTED') AND due_at > " + now + " AND (")
 	args = append(args, owner)
 	for g, group := range byAttempt(reqs) {
 		if g > 0 {

@@ -122,26 +122,39 @@ func (s *mysqlStore) requestCancel(ctx context.Context, id TaskID) (bool, error)
 }
 
 func taskInfoFromRow(r mysqldb.LeasegenTask) TaskInfo {
+	status := Status(r.Status)
+	leaseUntil, finishedAt := dueTimes(status, r.DueAt)
 	return TaskInfo{
 		ID:             TaskID(r.ID),
 		Type:           r.TaskType,
-		Status:         Status(r.Status),
+		Status:         status,
 		Payload:        r.Payload,
 		Priority:       int(r.Priority),
 		AvailableAt:    r.AvailableAt,
 		Attempt:        int(r.Attempt),
 		MaxAttempts:    int(r.MaxAttempts),
-		LeaseOwner:     r.LeaseOwner.String,
-		LeaseUntil:     heldUntil(Status(r.Status), r.LeaseUntil.Time),
+		LeaseOwner:     r.LeaseOwner,
+		LeaseUntil:     leaseUntil,
 		OwnerID:        r.OwnerID,
 		IdempotencyKey: r.IdempotencyKey.String,
 		LastError:      r.LastError.String,
 		Result:         r.Result.String,
 		CreatedAt:      r.CreatedAt,
 		UpdatedAt:      r.UpdatedAt,
-		StartedAt:      r.StartedAt.Time,
-		FinishedAt:     r.FinishedAt.Time,
+		StartedAt:      fromMySQLStartedAt(r.StartedAt),
+		FinishedAt:     finishedAt,
 	}
+}
+
+// neverStarted is started_at before a task's first claim: the column is
+// never NULL, so that a claim updates the row in place.
+var neverStarted = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func fromMySQLStartedAt(t time.Time) time.Time {
+	if t.Equal(neverStarted) {
+		return time.Time{}
+	}
+	return t
 }
 
 func statusStrings(statuses []Status) []string {

@@ -53,7 +53,7 @@ func (s *mysqlStore) claimTx(ctx context.Context, tx *sql.Tx, req claimRequest) 
 	claimed, groups := leaseGroups(req, picked)
 	for lease, group := range groups {
 		err = s.q.TaskClaimMark(ctx, tx, mysqldb.TaskClaimMarkParams{
-			LeaseOwner: nullString(req.Owner),
+			LeaseOwner: req.Owner,
 			LeaseUs:    micros(lease),
 			Ids:        group,
 		})

@@ -19,10 +19,10 @@ const (
 
 // insertRowSQL is one row of the hand-written multi-row INSERT; it matches
 // the columns and expressions of the TaskInsert query.
-const insertRowSQL = `(?, 'QUEUED', ?, ?, COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND), ?, ?, ?, NOW(3), NOW(3))`
+const insertRowSQL = `(?, 'QUEUED', ?, ?, ?, COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND), COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND), ?, ?, ?, NOW(3), NOW(3))`
 
-const insertHeadSQL = `INSERT INTO leasegen_tasks (task_type, status, payload, priority, available_at,
-  max_attempts, owner_id, idempotency_key, created_at, updated_at) VALUES `
+const insertHeadSQL = `INSERT INTO leasegen_tasks (task_type, status, payload, priority, due_priority, available_at,
+  due_at, max_attempts, owner_id, idempotency_key, created_at, updated_at) VALUES `
 
 // insert stores tasks and returns their ids in order; a task whose
 // (type, idempotency key) exists gets the existing id. A batch is atomic: it
@@ -136,14 +136,15 @@ func (s *mysqlStore) insertEach(ctx context.Context, q dbtx, tasks []newTask) ([
 func multiRowInsert(tasks []newTask) (string, []any) {
 	var b strings.Builder
 	b.WriteString(insertHeadSQL)
-	args := make([]any, 0, 8*len(tasks))
+	args := make([]any, 0, 11*len(tasks))
 	for i, t := range tasks {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString(insertRowSQL)
 		p := insertParams(t)
-		args = append(args, p.TaskType, p.Payload, p.Priority, p.RunAt, p.DelayUs, p.MaxAttempts, p.OwnerID, p.IdempotencyKey)
+		args = append(args, p.TaskType, p.Payload, p.Priority, p.Priority, p.RunAt, p.DelayUs, p.RunAt, p.DelayUs,
+			p.MaxAttempts, p.OwnerID, p.IdempotencyKey)
 	}
 	return b.String(), args
 }

@@ -21,7 +21,7 @@ func (s *mysqlStore) renew(ctx context.Context, owner string, lease time.Duratio
 	var rows []mysqldb.TaskLeaseStatesRow
 	err := s.retry(ctx, func() error {
 		_, err := s.q.TaskRenewMany(ctx, s.db, mysqldb.TaskRenewManyParams{
-			LeaseUs: micros(lease), LeaseOwner: nullString(owner), Ids: ids,
+			LeaseUs: micros(lease), LeaseOwner: owner, Ids: ids,
 		})
 		if err != nil {
 			return err
@@ -39,7 +39,7 @@ func (s *mysqlStore) renew(ctx context.Context, owner string, lease time.Duratio
 	states := make([]leaseState, len(refs))
 	for i, ref := range refs {
 		r, ok := byID[int64(ref.ID)]
-		held := ok && r.Alive == 1 && r.LeaseOwner.String == owner && int(r.Attempt) == ref.Attempt &&
+		held := ok && r.Alive == 1 && r.LeaseOwner == owner && int(r.Attempt) == ref.Attempt &&
 			(Status(r.Status) == StatusRunning || Status(r.Status) == StatusCancelRequested)
 		states[i] = leaseState{
 			Ref:             ref,
@@ -54,7 +54,7 @@ func (s *mysqlStore) complete(ctx context.Context, q dbtx, owner string, ref lea
 	n, err := s.q.TaskComplete(ctx, q, mysqldb.TaskCompleteParams{
 		Result:     nullString(result),
 		ID:         int64(ref.ID),
-		LeaseOwner: nullString(owner),
+		LeaseOwner: owner,
 		Attempt:    int32(ref.Attempt),
 	})
 	if err != nil {
@@ -73,7 +73,7 @@ func (s *mysqlStore) fail(ctx context.Context, owner string, ref leaseRef, f fai
 		BackoffUs:  micros(f.Backoff),
 		LastError:  nullString(f.Message),
 		ID:         int64(ref.ID),
-		LeaseOwner: nullString(owner),
+		LeaseOwner: owner,
 		Attempt:    int32(ref.Attempt),
 	})
 	if err != nil {
@@ -86,7 +86,7 @@ func (s *mysqlStore) release(ctx context.Context, owner string, ref leaseRef, de
 	n, err := s.q.TaskRelease(ctx, s.db, mysqldb.TaskReleaseParams{
 		DelayUs:    micros(delay),
 		ID:         int64(ref.ID),
-		LeaseOwner: nullString(owner),
+		LeaseOwner: owner,
 		Attempt:    int32(ref.Attempt),
 	})
 	if err != nil {
@@ -192,7 +192,7 @@ func (s *mysqlStore) completeMany(ctx context.Context, owner string, reqs []comp
 	}
 	for _, r := range rows {
 		id := TaskID(r.ID)
-		done[id] = Status(r.Status) == StatusSuccess && r.LeaseOwner.String == owner && int(r.Attempt) == attempt[id]
+		done[id] = Status(r.Status) == StatusSuccess && r.LeaseOwner == owner && int(r.Attempt) == attempt[id]
 	}
 	return completedIn(reqs, done), nil
 }

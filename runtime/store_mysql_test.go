@@ -54,7 +54,7 @@ func TestClaimOrderAndAvailability(t *testing.T) {
 				t.Errorf("claimed row %d = %s attempt %d owner %q", c.ID, c.Status, c.Attempt, c.LeaseOwner)
 			}
 			// The lease is on the database's clock: about one second from now.
-			left := 1000 * b.msUntil(t, "lease_until", c.ID)
+			left := 1000 * b.msUntil(t, "due_at", c.ID)
 			if left < 500_000 || left > 1_000_000 {
 				t.Errorf("lease of %d ends in %dus, want about 1s", c.ID, left)
 			}
@@ -189,7 +189,7 @@ func TestRenewReportsEachLease(t *testing.T) {
 		if s := got[cancelled]; !s.Held || !s.CancelRequested {
 			t.Errorf("cancel-requested task: %+v", s)
 		}
-		left := b.msUntil(t, "lease_until", held)
+		left := b.msUntil(t, "due_at", held)
 		if left < 4000 {
 			t.Errorf("renewed lease ends in %dms, want about 5000", left)
 		}

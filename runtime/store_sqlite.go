@@ -159,17 +159,19 @@ func (s *sqliteStore) requestCancel(ctx context.Context, id TaskID) (bool, error
 func (s *sqliteStore) ensureLimits(context.Context, []string) error { return nil }
 
 func taskInfoFromSQLite(r sqlitedb.LeasegenTask) TaskInfo {
+	status := Status(r.Status)
+	leaseUntil, finishedAt := dueTimes(status, fromMillis(r.DueAt))
 	return TaskInfo{
 		ID:             TaskID(r.ID),
 		Type:           r.TaskType,
-		Status:         Status(r.Status),
+		Status:         status,
 		Payload:        r.Payload,
 		Priority:       int(r.Priority),
 		AvailableAt:    fromMillis(r.AvailableAt),
 		Attempt:        int(r.Attempt),
 		MaxAttempts:    int(r.MaxAttempts),
 		LeaseOwner:     r.LeaseOwner.String,
-		LeaseUntil:     heldUntil(Status(r.Status), fromNullMillis(r.LeaseUntil)),
+		LeaseUntil:     leaseUntil,
 		OwnerID:        r.OwnerID,
 		IdempotencyKey: r.IdempotencyKey.String,
 		LastError:      r.LastError.String,
@@ -177,7 +179,7 @@ func taskInfoFromSQLite(r sqlitedb.LeasegenTask) TaskInfo {
 		CreatedAt:      fromMillis(r.CreatedAt),
 		UpdatedAt:      fromMillis(r.UpdatedAt),
 		StartedAt:      fromNullMillis(r.StartedAt),
-		FinishedAt:     fromNullMillis(r.FinishedAt),
+		FinishedAt:     finishedAt,
 	}
 }
 

@@ -247,7 +247,9 @@ func TestConfigValidation(t *testing.T) {
 		{Config{RecoveryBatchSize: -5}, "RecoveryBatchSize must be > 0, got -5"},
 		{Config{MaxConcurrency: -1}, "MaxConcurrency must be > 0"},
 		{Config{GlobalLimit: -1}, "GlobalLimit must be >= 0"},
-		{Config{WorkerID: strings.Repeat("w", 200)}, "WorkerID must be at most 128 bytes"},
+		{Config{WorkerID: strings.Repeat("w", 65)}, "WorkerID must be at most 64 bytes"},
+		{Config{WorkerID: "worker 1"}, "WorkerID must be printable ASCII without spaces"},
+		{Config{WorkerID: "wörker"}, "WorkerID must be printable ASCII without spaces"},
 	}
 	for _, c := range cases {
 		c.cfg.Logger = quietLogger()

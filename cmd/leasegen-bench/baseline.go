@@ -39,10 +39,9 @@ func ceiling(ctx context.Context, s *scratch, t *table) error {
 		lease = now + " + INTERVAL 60 SECOND"
 	}
 	ids := " WHERE id IN (" + strings.TrimSuffix(strings.Repeat("?,", ceilingBatch), ",") + ")"
-	claim := "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = 'ceiling', lease_until = " +
-		lease + ", started_at = " + now + ", updated_at = " + now + ids
-	complete := "UPDATE leasegen_tasks SET finished_at = " + now + ", status = 'SUCCESS', result = NULL, lease_until = " +
-		now + ", updated_at = " + now + ids
+	claim := "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = 'ceiling', due_at = " +
+		lease + dueNotQueued(s.kind) + ", started_at = " + now + ", updated_at = " + now + ids
+	complete := "UPDATE leasegen_tasks SET status = 'SUCCESS', result = NULL, due_at = " + now + ", updated_at = " + now + ids
 	flip := "UPDATE leasegen_tasks SET status = CASE WHEN status = 'SUCCESS' THEN 'QUEUED' ELSE 'SUCCESS' END, updated_at = " +
 		now + ", attempt = attempt + 1" + ids
 	rate, err := updateRate(ctx, s, rows, 1, claim, complete)
@@ -124,7 +123,7 @@ func naiveOne(ctx context.Context, s *scratch, owner string) (bool, error) {
 		lock = "" // the write transaction is the lock
 	}
 	for {
-		id, err := naiveClaim(ctx, s.db, owner, now, lock)
+		id, err := naiveClaim(ctx, s, owner, now, lock)
 		if busy(err) {
 			continue
 		}
@@ -132,8 +131,8 @@ func naiveOne(ctx context.Context, s *scratch, owner string) (bool, error) {
 			return false, err
 		}
 		for _, stmt := range []string{
-			"UPDATE leasegen_tasks SET lease_until = " + now + " + 60000, updated_at = " + now + " WHERE id = ? AND lease_owner = ?",
-			"UPDATE leasegen_tasks SET status = 'SUCCESS', finished_at = " + now + " WHERE id = ? AND lease_owner = ?",
+			"UPDATE leasegen_tasks SET due_at = " + now + " + 60000, updated_at = " + now + " WHERE id = ? AND lease_owner = ?",
+			"UPDATE leasegen_tasks SET status = 'SUCCESS', due_at = " + now + " WHERE id = ? AND lease_owner = ?",
 		} {
 			if s.kind == kindMySQL {
 				stmt = strings.Replace(stmt, "+ 60000", "+ INTERVAL 60 SECOND", 1)
@@ -152,25 +151,44 @@ func naiveOne(ctx context.Context, s *scratch, owner string) (bool, error) {
 	}
 }
 
-// naiveClaim claims one task in its own transaction; 0 when none is left.
-func naiveClaim(ctx context.Context, db *sql.DB, owner, now, lock string) (int64, error) {
-	tx, err := db.BeginTx(ctx, nil)
+// naiveClaim claims one task in its own transaction, in the claim index's
+// order; 0 when none is left.
+func naiveClaim(ctx context.Context, s *scratch, owner, now, lock string) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	order := "priority DESC, due_at, id"
+	lease := now + " + 60000"
+	if s.kind == kindMySQL {
+		order = "due_priority DESC, due_at, id"
+		lease = now + " + INTERVAL 60 SECOND"
+	}
 	var id int64
-	err = tx.QueryRowContext(ctx, "SELECT id FROM leasegen_tasks WHERE status = 'QUEUED' ORDER BY priority DESC, available_at, id LIMIT 1"+lock).Scan(&id)
+	err = tx.QueryRowContext(ctx, "SELECT id FROM leasegen_tasks WHERE status = 'QUEUED' ORDER BY "+order+" LIMIT 1"+lock).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = ?, started_at = "+now+", updated_at = "+now+" WHERE id = ?", owner, id); err != nil {
+	claim := "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = ?, due_at = " + lease +
+		dueNotQueued(s.kind) + ", started_at = " + now + ", updated_at = " + now + " WHERE id = ?"
+	if _, err := tx.ExecContext(ctx, claim, owner, id); err != nil {
 		return 0, err
 	}
 	return id, tx.Commit()
+}
+
+// dueNotQueued is the assignment that takes a task out of the queued part
+// of the MySQL claim index, as the runtime's claim does; SQLite's partial
+// indexes need none.
+func dueNotQueued(kind string) string {
+	if kind == kindMySQL {
+		return ", due_priority = 0"
+	}
+	return ""
 }
 
 // busy reports SQLite's request to start a transaction over.

@@ -121,11 +121,11 @@ func waitDrained(ctx context.Context, s *scratch, timeout time.Duration) (int64,
 // successSpan counts the succeeded tasks and the time from the first claim
 // to the last completion, on the database's clock.
 func successSpan(ctx context.Context, s *scratch) (int, time.Duration, error) {
-	query := `SELECT COUNT(*), COALESCE(CAST(TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) AS SIGNED), 0)
+	query := `SELECT COUNT(*), COALESCE(CAST(TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(due_at)) AS SIGNED), 0)
 		FROM leasegen_tasks WHERE status = 'SUCCESS'`
 	unit := time.Microsecond
 	if s.kind == kindSQLite {
-		query = `SELECT COUNT(*), COALESCE(MAX(finished_at) - MIN(started_at), 0) FROM leasegen_tasks WHERE status = 'SUCCESS'`
+		query = `SELECT COUNT(*), COALESCE(MAX(due_at) - MIN(started_at), 0) FROM leasegen_tasks WHERE status = 'SUCCESS'`
 		unit = time.Millisecond
 	}
 	var n int

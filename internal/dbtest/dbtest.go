@@ -80,8 +80,20 @@ func New(t testing.TB) *Database {
 			return
 		}
 		defer admin.Close()
-		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + name); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
+		// A transaction a failed test left open holds a metadata lock that
+		// the DROP would wait for until the test binary times out.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := admin.Conn(ctx)
+		if err == nil {
+			defer conn.Close()
+			_, err = conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 10")
+		}
+		if err == nil {
+			_, err = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name)
+		}
+		if err != nil {
+			t.Errorf("drop test database %s (a transaction left open?): %v", name, err)
 		}
 	})
 	return &Database{Name: name, DSN: dsn, DB: db}

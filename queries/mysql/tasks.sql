@@ -1,10 +1,12 @@
 -- name: TaskInsert :execlastid
 -- An existing (task_type, idempotency_key) returns the existing row's id.
+-- A queued task is due when it becomes claimable, at its own priority.
 INSERT INTO leasegen_tasks (
-  task_type, status, payload, priority, available_at, max_attempts,
-  owner_id, idempotency_key, created_at, updated_at
+  task_type, status, payload, priority, due_priority, available_at, due_at,
+  max_attempts, owner_id, idempotency_key, created_at, updated_at
 ) VALUES (
-  sqlc.arg(task_type), 'QUEUED', sqlc.arg(payload), sqlc.arg(priority),
+  sqlc.arg(task_type), 'QUEUED', sqlc.arg(payload), sqlc.arg(priority), sqlc.arg(priority),
+  COALESCE(sqlc.narg(run_at), NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
   COALESCE(sqlc.narg(run_at), NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
   sqlc.arg(max_attempts), sqlc.arg(owner_id), sqlc.narg(idempotency_key),
   NOW(3), NOW(3)
@@ -21,13 +23,12 @@ ORDER BY created_at DESC, id DESC
 LIMIT ?;
 
 -- name: TaskCancelRequest :execrows
--- QUEUED becomes CANCELLED at once; RUNNING becomes CANCEL_REQUESTED and its
--- worker learns it at the next heartbeat. A finished task's lease_until is
--- when it finished (leasegen_tasks_recover serves retention). Columns that
--- read the old status come before status.
+-- QUEUED becomes CANCELLED at once, due when it finished; RUNNING becomes
+-- CANCEL_REQUESTED, still due when its lease ends, and its worker learns it
+-- at the next heartbeat. Status comes last, as in TaskFail.
 UPDATE leasegen_tasks SET
-  finished_at = IF(status = 'QUEUED', NOW(3), finished_at),
-  lease_until = IF(status = 'QUEUED', NOW(3), lease_until),
+  due_at = IF(status = 'QUEUED', NOW(3), due_at),
+  due_priority = 0,
   status = IF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
@@ -43,14 +44,15 @@ ORDER BY scope
 FOR UPDATE;
 
 -- name: TaskCountRunning :many
--- Reads leasegen_tasks_queue alone: task_type follows its key.
+-- Reads leasegen_tasks_due alone: task_type follows its key.
 SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY task_type;
 
 -- name: TaskClaimCandidates :many
--- Walks leasegen_tasks_queue in index order, so concurrent claimers skip each
--- other's rows instead of locking everything a sort would read.
+-- Walks leasegen_tasks_due in index order, so concurrent claimers skip each
+-- other's rows instead of locking everything a sort would read. A queued
+-- task's due_priority is its priority and its due_at its available_at.
 -- The rows come back with what an execution needs and the instant the claim
 -- starts their lease, so no read-back is needed after the UPDATE.
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
@@ -58,106 +60,117 @@ SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
-  AND available_at <= NOW(3)
-ORDER BY priority DESC, available_at, id
+  AND due_at <= NOW(3)
+ORDER BY due_priority DESC, due_at, id
 LIMIT ?
 FOR UPDATE SKIP LOCKED;
 
 -- name: TaskClaimMark :exec
+-- A running task is due when its lease ends.
 UPDATE leasegen_tasks SET
   status = 'RUNNING',
   attempt = attempt + 1,
   lease_owner = sqlc.arg(lease_owner),
-  lease_until = NOW(3) + INTERVAL sqlc.arg(lease_us) MICROSECOND,
+  due_at = NOW(3) + INTERVAL sqlc.arg(lease_us) MICROSECOND,
+  due_priority = 0,
   started_at = NOW(3),
   updated_at = NOW(3)
 WHERE id IN (sqlc.slice(ids));
 
 -- name: TaskRenewMany :execrows
 UPDATE leasegen_tasks SET
-  lease_until = NOW(3) + INTERVAL sqlc.arg(lease_us) MICROSECOND,
+  due_at = NOW(3) + INTERVAL sqlc.arg(lease_us) MICROSECOND,
   updated_at = NOW(3)
 WHERE lease_owner = sqlc.arg(lease_owner)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > NOW(3)
+  AND due_at > NOW(3)
   AND id IN (sqlc.slice(ids));
 
 -- name: TaskLeaseStates :many
 -- Read back after TaskRenewMany: a row is still held by this worker when its
 -- owner and attempt match and its lease is unexpired.
 SELECT id, attempt, status, lease_owner,
-       CAST(COALESCE(lease_until > NOW(3), FALSE) AS SIGNED) AS alive
+       CAST(due_at > NOW(3) AS SIGNED) AS alive
 FROM leasegen_tasks
 WHERE id IN (sqlc.slice(ids));
 
 -- name: TaskComplete :execrows
+-- A finished task is due when it finished (retention).
 UPDATE leasegen_tasks SET
-  finished_at = NOW(3),
   status = 'SUCCESS',
   result = sqlc.narg(result),
-  lease_until = NOW(3),
+  due_at = NOW(3),
   updated_at = NOW(3)
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
   AND attempt = sqlc.arg(attempt)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > NOW(3);
+  AND due_at > NOW(3);
 
 -- name: TaskFail :execrows
 -- next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
--- cancellation was requested ends CANCELLED either way. finished_at and
--- lease_until (a finished task's is when it finished) are set before status
--- so they read the old status under either assignment order.
+-- cancellation was requested ends CANCELLED either way. A retry is due
+-- after its backoff at its priority; a finished task when it finished.
+-- MySQL assigns left to right (MariaDB's SIMULTANEOUS_ASSIGNMENT mode all
+-- at once): status comes last, and no expression reads a column that the
+-- statement assigns before it, so both orders give the same row.
 UPDATE leasegen_tasks SET
-  finished_at = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', NOW(3), NULL),
-  lease_until = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', NOW(3), NULL),
-  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
+  due_at = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', NOW(3),
+              NOW(3) + INTERVAL sqlc.arg(backoff_us) MICROSECOND),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', 0, priority),
   available_at = NOW(3) + INTERVAL sqlc.arg(backoff_us) MICROSECOND,
+  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
   last_error = sqlc.arg(last_error),
   updated_at = NOW(3)
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
   AND attempt = sqlc.arg(attempt)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > NOW(3);
+  AND due_at > NOW(3);
 
 -- name: TaskRelease :execrows
 -- Snooze and shutdown release: back to QUEUED after delay_us without using an
 -- attempt (free_attempts rises with attempt, so attempt stays a fencing token).
--- With no delay the task keeps its place in the queue.
+-- With no delay the task keeps its place in the queue. A task whose
+-- cancellation was requested ends CANCELLED instead. Ordered as in
+-- TaskFail.
 UPDATE leasegen_tasks SET
-  finished_at = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
-  lease_until = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
+  due_at = IF(status = 'CANCEL_REQUESTED', NOW(3),
+              IF(sqlc.arg(delay_us) = 0, available_at, NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND)),
+  due_priority = IF(status = 'CANCEL_REQUESTED', 0, priority),
+  available_at = IF(sqlc.arg(delay_us) = 0, available_at, NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
   status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
-  available_at = IF(sqlc.arg(delay_us) = 0, available_at, NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
   updated_at = NOW(3)
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
   AND attempt = sqlc.arg(attempt)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > NOW(3);
+  AND due_at > NOW(3);
 
 -- name: TaskRecoverCandidates :many
+-- A running task's due_priority is 0: the range of leasegen_tasks_due it
+-- reads holds the expired leases only.
 SELECT id, status, attempt, free_attempts, max_attempts,
-       CAST(TIMESTAMPDIFF(MICROSECOND, lease_until, NOW(3)) AS SIGNED) AS overdue_us
+       CAST(TIMESTAMPDIFF(MICROSECOND, due_at, NOW(3)) AS SIGNED) AS overdue_us
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= NOW(3)
+  AND due_priority = 0
+  AND due_at <= NOW(3)
 LIMIT ?
 FOR UPDATE SKIP LOCKED;
 
 -- name: TaskRecoverMark :exec
 -- Expired leases: CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED
--- while attempts remain, else FAILED. A requeued task keeps its available_at,
--- so it returns to its old place in the queue, not the back. Columns that
--- read the old status come before status; a finished task's lease_until is
--- when it finished.
+-- while attempts remain, else FAILED. A requeued task is due at its
+-- available_at, so it returns to its old place in the queue, not the back;
+-- a finished one when it finished. Columns that read the old status come
+-- before status.
 UPDATE leasegen_tasks SET
-  finished_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
-  lease_until = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
+  due_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), available_at),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, 0, priority),
   last_error = IF(status = 'CANCEL_REQUESTED', last_error,
-                  CONCAT('lease expired: owner ', COALESCE(lease_owner, '?'), ', attempt ', attempt)),
+                  CONCAT('lease expired: owner ', lease_owner, ', attempt ', attempt)),
   status = CASE
     WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
@@ -166,7 +179,7 @@ UPDATE leasegen_tasks SET
   updated_at = NOW(3)
 WHERE id IN (sqlc.slice(ids))
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= NOW(3);
+  AND due_at <= NOW(3);
 
 -- name: IdempotencyKeyRecord :execrows
 -- 1 when the key is new; 0 when a committed task already holds it (a
@@ -176,17 +189,18 @@ INSERT IGNORE INTO leasegen_idempotency_keys (task_type, idem_key, task_id, crea
 VALUES (?, ?, ?, NOW(3));
 
 -- name: TaskCountByTypeStatus :many
--- Queue depth: an index-only scan of leasegen_tasks_queue.
+-- Queue depth: an index-only scan of leasegen_tasks_due.
 SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
 GROUP BY status, task_type;
 
 -- name: TaskOldestQueued :many
-SELECT task_type, CAST(MIN(available_at) AS DATETIME(3)) AS oldest FROM leasegen_tasks
+-- A queued task's due_at is its available_at: leasegen_tasks_due alone.
+SELECT task_type, CAST(MIN(due_at) AS DATETIME(3)) AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'
 GROUP BY task_type;
 
 -- name: TaskRunningByOwner :many
-SELECT COALESCE(lease_owner, '') AS owner, COUNT(*) AS tasks FROM leasegen_tasks
+SELECT lease_owner AS owner, COUNT(*) AS tasks FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY lease_owner;
 
@@ -207,28 +221,30 @@ LIMIT ?;
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   available_at = NOW(3),
+  due_at = NOW(3),
+  due_priority = priority,
   free_attempts = attempt,
-  finished_at = NULL,
-  lease_until = NULL,
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
 
 -- name: TaskPurge :execrows
 -- One batch of finished tasks older than the cutoff, found through
--- leasegen_tasks_recover: a finished task's lease_until is when it finished.
+-- leasegen_tasks_due: a finished task is due when it finished, at
+-- due_priority 0.
 DELETE FROM leasegen_tasks
 WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
-  AND lease_until < NOW(3) - INTERVAL sqlc.arg(age_us) MICROSECOND
+  AND due_priority = 0
+  AND due_at < NOW(3) - INTERVAL sqlc.arg(age_us) MICROSECOND
 LIMIT ?;
 
 -- name: TaskClaimable :one
--- The idle poll: one look into leasegen_tasks_queue, no lock, no
+-- The idle poll: one look into leasegen_tasks_due, no lock, no
 -- transaction.
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
     AND task_type IN (sqlc.slice(task_types))
-    AND available_at <= NOW(3)
+    AND due_at <= NOW(3)
 ) AS claimable;
 
 -- name: TaskLeasesExpired :one
@@ -237,5 +253,6 @@ SELECT EXISTS (
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-    AND lease_until <= NOW(3)
+    AND due_priority = 0
+    AND due_at <= NOW(3)
 ) AS expired;

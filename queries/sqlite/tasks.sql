@@ -5,11 +5,13 @@
 
 -- name: TaskInsert :one
 -- An existing (task_type, idempotency_key) returns the existing row's id.
+-- A queued task is due when it becomes claimable.
 INSERT INTO leasegen_tasks (
-  task_type, status, payload, priority, available_at, max_attempts,
+  task_type, status, payload, priority, available_at, due_at, max_attempts,
   owner_id, idempotency_key, created_at, updated_at
 ) VALUES (
   sqlc.arg(task_type), 'QUEUED', sqlc.arg(payload), sqlc.arg(priority),
+  COALESCE(sqlc.narg(run_at_ms), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms)),
   COALESCE(sqlc.narg(run_at_ms), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms)),
   sqlc.arg(max_attempts), sqlc.arg(owner_id), sqlc.narg(idempotency_key),
   (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
@@ -28,9 +30,9 @@ ORDER BY created_at DESC, id DESC
 LIMIT ?;
 
 -- name: TaskCancelRequest :execrows
+-- See the MySQL query. SQLite's SET reads the old row.
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), finished_at),
-  lease_until = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), lease_until),
+  due_at = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), due_at),
   status = IIF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
@@ -48,8 +50,8 @@ SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
-  AND available_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-ORDER BY priority DESC, available_at, id
+  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+ORDER BY priority DESC, due_at, id
 LIMIT ?;
 
 -- name: TaskClaimMark :exec
@@ -57,7 +59,7 @@ UPDATE leasegen_tasks SET
   status = 'RUNNING',
   attempt = attempt + 1,
   lease_owner = ?,
-  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
   started_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (sqlc.slice(ids));
@@ -65,35 +67,34 @@ WHERE id IN (sqlc.slice(ids));
 -- name: TaskRenewMany :many
 -- One statement: the rows it returns are the leases still held.
 UPDATE leasegen_tasks SET
-  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE lease_owner = ?
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
   AND id IN (sqlc.slice(ids))
 RETURNING id, attempt, status;
 
 -- name: TaskComplete :execrows
--- A finished task's lease_until is when it finished, as on MySQL.
+-- A finished task is due when it finished, as on MySQL.
 UPDATE leasegen_tasks SET
-  finished_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   status = 'SUCCESS',
   result = sqlc.narg(result),
-  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
   AND attempt = sqlc.arg(attempt)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
+  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
 -- name: TaskFail :execrows
 -- next_status is QUEUED (retry after backoff_ms) or FAILED; a task whose
 -- cancellation was requested ends CANCELLED either way. SQLite's SET reads
 -- the old row.
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  due_at = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+               (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(backoff_ms)),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
   available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(backoff_ms),
   last_error = sqlc.arg(last_error),
@@ -102,13 +103,13 @@ WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
   AND attempt = sqlc.arg(attempt)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
+  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
 -- name: TaskRelease :execrows
 -- See the MySQL query: with no delay the task keeps its place in the queue.
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  due_at = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+               IIF(sqlc.arg(delay_ms) = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms))),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
   available_at = IIF(sqlc.arg(delay_ms) = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms)),
@@ -117,21 +118,20 @@ WHERE id = sqlc.arg(id)
   AND lease_owner = sqlc.arg(lease_owner)
   AND attempt = sqlc.arg(attempt)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
+  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
 -- name: TaskRecoverCandidates :many
 SELECT id, status, attempt, free_attempts, max_attempts,
-       (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - lease_until AS overdue_ms
+       (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - due_at AS overdue_ms
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 LIMIT ?;
 
 -- name: TaskRecoverMark :exec
--- See the MySQL query: a requeued task keeps its available_at.
+-- See the MySQL query: a requeued task is due at its available_at.
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  due_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), available_at),
   last_error = IIF(status = 'CANCEL_REQUESTED', last_error,
                    'lease expired: owner ' || COALESCE(lease_owner, '?') || ', attempt ' || attempt),
   status = CASE
@@ -142,7 +142,7 @@ UPDATE leasegen_tasks SET
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (sqlc.slice(ids))
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
+  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
 -- name: IdempotencyKeyRecord :execrows
 INSERT INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
@@ -154,7 +154,7 @@ SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
 GROUP BY status, task_type;
 
 -- name: TaskOldestQueued :many
-SELECT task_type, CAST(MIN(available_at) AS INTEGER) AS oldest FROM leasegen_tasks
+SELECT task_type, CAST(MIN(due_at) AS INTEGER) AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'
 GROUP BY task_type;
 
@@ -176,9 +176,8 @@ LIMIT sqlc.arg(lim);
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   free_attempts = attempt,
-  finished_at = NULL,
-  lease_until = NULL,
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
 
@@ -187,8 +186,8 @@ WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
 DELETE FROM leasegen_tasks
 WHERE id IN (
   SELECT id FROM leasegen_tasks
-  WHERE finished_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(age_ms)
-    AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(age_ms)
   LIMIT sqlc.arg(lim)
 );
 
@@ -198,7 +197,7 @@ SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
     AND task_type IN (sqlc.slice(task_types))
-    AND available_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ) AS claimable;
 
 -- name: TaskLeasesExpired :one
@@ -206,5 +205,5 @@ SELECT EXISTS (
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-    AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ) AS expired;

@@ -30,14 +30,14 @@ type LeasegenTask struct {
 	Attempt        int32
 	FreeAttempts   int32
 	MaxAttempts    int32
-	LeaseOwner     sql.NullString
-	LeaseUntil     sql.NullTime
 	OwnerID        string
 	IdempotencyKey sql.NullString
 	LastError      sql.NullString
 	Result         sql.NullString
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
-	StartedAt      sql.NullTime
-	FinishedAt     sql.NullTime
+	DuePriority    int32
+	DueAt          time.Time
+	LeaseOwner     string
+	StartedAt      time.Time
 }

@@ -94,8 +94,8 @@ func (q *Queries) LimitLock(ctx context.Context, db DBTX, arg LimitLockParams) (
 
 const taskCancelRequest = `-- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IF(status = 'QUEUED', NOW(3), finished_at),
-  lease_until = IF(status = 'QUEUED', NOW(3), lease_until),
+  due_at = IF(status = 'QUEUED', NOW(3), due_at),
+  due_priority = 0,
   status = IF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING')
@@ -105,10 +105,9 @@ type TaskCancelRequestParams struct {
 	ID int64
 }
 
-// QUEUED becomes CANCELLED at once; RUNNING becomes CANCEL_REQUESTED and its
-// worker learns it at the next heartbeat. A finished task's lease_until is
-// when it finished (leasegen_tasks_recover serves retention). Columns that
-// read the old status come before status.
+// QUEUED becomes CANCELLED at once, due when it finished; RUNNING becomes
+// CANCEL_REQUESTED, still due when its lease ends, and its worker learns it
+// at the next heartbeat. Status comes last, as in TaskFail.
 func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancelRequestParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskCancelRequest, arg.ID)
 	if err != nil {
@@ -123,8 +122,8 @@ SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (/*SLICE:task_types*/?)
-  AND available_at <= NOW(3)
-ORDER BY priority DESC, available_at, id
+  AND due_at <= NOW(3)
+ORDER BY due_priority DESC, due_at, id
 LIMIT ?
 FOR UPDATE SKIP LOCKED
 `
@@ -148,8 +147,9 @@ type TaskClaimCandidatesRow struct {
 	ClaimedAt      time.Time
 }
 
-// Walks leasegen_tasks_queue in index order, so concurrent claimers skip each
-// other's rows instead of locking everything a sort would read.
+// Walks leasegen_tasks_due in index order, so concurrent claimers skip each
+// other's rows instead of locking everything a sort would read. A queued
+// task's due_priority is its priority and its due_at its available_at.
 // The rows come back with what an execution needs and the instant the claim
 // starts their lease, so no read-back is needed after the UPDATE.
 func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClaimCandidatesParams) ([]TaskClaimCandidatesRow, error) {
@@ -203,18 +203,20 @@ UPDATE leasegen_tasks SET
   status = 'RUNNING',
   attempt = attempt + 1,
   lease_owner = ?,
-  lease_until = NOW(3) + INTERVAL ? MICROSECOND,
+  due_at = NOW(3) + INTERVAL ? MICROSECOND,
+  due_priority = 0,
   started_at = NOW(3),
   updated_at = NOW(3)
 WHERE id IN (/*SLICE:ids*/?)
 `
 
 type TaskClaimMarkParams struct {
-	LeaseOwner sql.NullString
+	LeaseOwner string
 	LeaseUs    interface{}
 	Ids        []int64
 }
 
+// A running task is due when its lease ends.
 func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkParams) error {
 	query := taskClaimMark
 	var queryParams []interface{}
@@ -237,7 +239,7 @@ SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
     AND task_type IN (/*SLICE:task_types*/?)
-    AND available_at <= NOW(3)
+    AND due_at <= NOW(3)
 ) AS claimable
 `
 
@@ -245,7 +247,7 @@ type TaskClaimableParams struct {
 	TaskTypes []string
 }
 
-// The idle poll: one look into leasegen_tasks_queue, no lock, no
+// The idle poll: one look into leasegen_tasks_due, no lock, no
 // transaction.
 func (q *Queries) TaskClaimable(ctx context.Context, db DBTX, arg TaskClaimableParams) (bool, error) {
 	query := taskClaimable
@@ -266,25 +268,25 @@ func (q *Queries) TaskClaimable(ctx context.Context, db DBTX, arg TaskClaimableP
 
 const taskComplete = `-- name: TaskComplete :execrows
 UPDATE leasegen_tasks SET
-  finished_at = NOW(3),
   status = 'SUCCESS',
   result = ?,
-  lease_until = NOW(3),
+  due_at = NOW(3),
   updated_at = NOW(3)
 WHERE id = ?
   AND lease_owner = ?
   AND attempt = ?
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > NOW(3)
+  AND due_at > NOW(3)
 `
 
 type TaskCompleteParams struct {
 	Result     sql.NullString
 	ID         int64
-	LeaseOwner sql.NullString
+	LeaseOwner string
 	Attempt    int32
 }
 
+// A finished task is due when it finished (retention).
 func (q *Queries) TaskComplete(ctx context.Context, db DBTX, arg TaskCompleteParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskComplete,
 		arg.Result,
@@ -309,7 +311,7 @@ type TaskCountByTypeStatusRow struct {
 	Tasks    int64
 }
 
-// Queue depth: an index-only scan of leasegen_tasks_queue.
+// Queue depth: an index-only scan of leasegen_tasks_due.
 func (q *Queries) TaskCountByTypeStatus(ctx context.Context, db DBTX) ([]TaskCountByTypeStatusRow, error) {
 	rows, err := db.QueryContext(ctx, taskCountByTypeStatus)
 	if err != nil {
@@ -344,7 +346,7 @@ type TaskCountRunningRow struct {
 	Running  int64
 }
 
-// Reads leasegen_tasks_queue alone: task_type follows its key.
+// Reads leasegen_tasks_due alone: task_type follows its key.
 func (q *Queries) TaskCountRunning(ctx context.Context, db DBTX) ([]TaskCountRunningRow, error) {
 	rows, err := db.QueryContext(ctx, taskCountRunning)
 	if err != nil {
@@ -370,17 +372,18 @@ func (q *Queries) TaskCountRunning(ctx context.Context, db DBTX) ([]TaskCountRun
 
 const taskFail = `-- name: TaskFail :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED', NOW(3), NULL),
-  lease_until = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED', NOW(3), NULL),
-  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', ?),
+  due_at = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED', NOW(3),
+              NOW(3) + INTERVAL ? MICROSECOND),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED', 0, priority),
   available_at = NOW(3) + INTERVAL ? MICROSECOND,
+  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', ?),
   last_error = ?,
   updated_at = NOW(3)
 WHERE id = ?
   AND lease_owner = ?
   AND attempt = ?
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > NOW(3)
+  AND due_at > NOW(3)
 `
 
 type TaskFailParams struct {
@@ -388,20 +391,23 @@ type TaskFailParams struct {
 	BackoffUs  interface{}
 	LastError  sql.NullString
 	ID         int64
-	LeaseOwner sql.NullString
+	LeaseOwner string
 	Attempt    int32
 }
 
 // next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
-// cancellation was requested ends CANCELLED either way. finished_at and
-// lease_until (a finished task's is when it finished) are set before status
-// so they read the old status under either assignment order.
+// cancellation was requested ends CANCELLED either way. A retry is due
+// after its backoff at its priority; a finished task when it finished.
+// MySQL assigns left to right (MariaDB's SIMULTANEOUS_ASSIGNMENT mode all
+// at once): status comes last, and no expression reads a column that the
+// statement assigns before it, so both orders give the same row.
 func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskFail,
 		arg.NextStatus,
-		arg.NextStatus,
+		arg.BackoffUs,
 		arg.NextStatus,
 		arg.BackoffUs,
+		arg.NextStatus,
 		arg.LastError,
 		arg.ID,
 		arg.LeaseOwner,
@@ -414,7 +420,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 }
 
 const taskGet = `-- name: TaskGet :one
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks WHERE id = ?
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at FROM leasegen_tasks WHERE id = ?
 `
 
 type TaskGetParams struct {
@@ -434,26 +440,27 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.Attempt,
 		&i.FreeAttempts,
 		&i.MaxAttempts,
-		&i.LeaseOwner,
-		&i.LeaseUntil,
 		&i.OwnerID,
 		&i.IdempotencyKey,
 		&i.LastError,
 		&i.Result,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DuePriority,
+		&i.DueAt,
+		&i.LeaseOwner,
 		&i.StartedAt,
-		&i.FinishedAt,
 	)
 	return i, err
 }
 
 const taskInsert = `-- name: TaskInsert :execlastid
 INSERT INTO leasegen_tasks (
-  task_type, status, payload, priority, available_at, max_attempts,
-  owner_id, idempotency_key, created_at, updated_at
+  task_type, status, payload, priority, due_priority, available_at, due_at,
+  max_attempts, owner_id, idempotency_key, created_at, updated_at
 ) VALUES (
-  ?, 'QUEUED', ?, ?,
+  ?, 'QUEUED', ?, ?, ?,
+  COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND),
   COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND),
   ?, ?, ?,
   NOW(3), NOW(3)
@@ -473,11 +480,15 @@ type TaskInsertParams struct {
 }
 
 // An existing (task_type, idempotency_key) returns the existing row's id.
+// A queued task is due when it becomes claimable, at its own priority.
 func (q *Queries) TaskInsert(ctx context.Context, db DBTX, arg TaskInsertParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskInsert,
 		arg.TaskType,
 		arg.Payload,
 		arg.Priority,
+		arg.Priority,
+		arg.RunAt,
+		arg.DelayUs,
 		arg.RunAt,
 		arg.DelayUs,
 		arg.MaxAttempts,
@@ -492,7 +503,7 @@ func (q *Queries) TaskInsert(ctx context.Context, db DBTX, arg TaskInsertParams)
 
 const taskLeaseStates = `-- name: TaskLeaseStates :many
 SELECT id, attempt, status, lease_owner,
-       CAST(COALESCE(lease_until > NOW(3), FALSE) AS SIGNED) AS alive
+       CAST(due_at > NOW(3) AS SIGNED) AS alive
 FROM leasegen_tasks
 WHERE id IN (/*SLICE:ids*/?)
 `
@@ -505,7 +516,7 @@ type TaskLeaseStatesRow struct {
 	ID         int64
 	Attempt    int32
 	Status     string
-	LeaseOwner sql.NullString
+	LeaseOwner string
 	Alive      int64
 }
 
@@ -554,7 +565,8 @@ const taskLeasesExpired = `-- name: TaskLeasesExpired :one
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-    AND lease_until <= NOW(3)
+    AND due_priority = 0
+    AND due_at <= NOW(3)
 ) AS expired
 `
 
@@ -568,7 +580,7 @@ func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) 
 }
 
 const taskList = `-- name: TaskList :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at FROM leasegen_tasks
 WHERE (? = '' OR status = ?)
   AND (? = '' OR task_type = ?)
   AND (? = '' OR owner_id = ?)
@@ -615,16 +627,16 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.Attempt,
 			&i.FreeAttempts,
 			&i.MaxAttempts,
-			&i.LeaseOwner,
-			&i.LeaseUntil,
 			&i.OwnerID,
 			&i.IdempotencyKey,
 			&i.LastError,
 			&i.Result,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.DuePriority,
+			&i.DueAt,
+			&i.LeaseOwner,
 			&i.StartedAt,
-			&i.FinishedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -640,7 +652,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 }
 
 const taskListByOwner = `-- name: TaskListByOwner :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at FROM leasegen_tasks
 WHERE owner_id = ? AND status IN (/*SLICE:statuses*/?)
 ORDER BY created_at DESC, id DESC
 LIMIT ?
@@ -683,16 +695,16 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.Attempt,
 			&i.FreeAttempts,
 			&i.MaxAttempts,
-			&i.LeaseOwner,
-			&i.LeaseUntil,
 			&i.OwnerID,
 			&i.IdempotencyKey,
 			&i.LastError,
 			&i.Result,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.DuePriority,
+			&i.DueAt,
+			&i.LeaseOwner,
 			&i.StartedAt,
-			&i.FinishedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -708,7 +720,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 }
 
 const taskOldestQueued = `-- name: TaskOldestQueued :many
-SELECT task_type, CAST(MIN(available_at) AS DATETIME(3)) AS oldest FROM leasegen_tasks
+SELECT task_type, CAST(MIN(due_at) AS DATETIME(3)) AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'
 GROUP BY task_type
 `
@@ -718,6 +730,7 @@ type TaskOldestQueuedRow struct {
 	Oldest   time.Time
 }
 
+// A queued task's due_at is its available_at: leasegen_tasks_due alone.
 func (q *Queries) TaskOldestQueued(ctx context.Context, db DBTX) ([]TaskOldestQueuedRow, error) {
 	rows, err := db.QueryContext(ctx, taskOldestQueued)
 	if err != nil {
@@ -744,7 +757,8 @@ func (q *Queries) TaskOldestQueued(ctx context.Context, db DBTX) ([]TaskOldestQu
 const taskPurge = `-- name: TaskPurge :execrows
 DELETE FROM leasegen_tasks
 WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
-  AND lease_until < NOW(3) - INTERVAL ? MICROSECOND
+  AND due_priority = 0
+  AND due_at < NOW(3) - INTERVAL ? MICROSECOND
 LIMIT ?
 `
 
@@ -754,7 +768,8 @@ type TaskPurgeParams struct {
 }
 
 // One batch of finished tasks older than the cutoff, found through
-// leasegen_tasks_recover: a finished task's lease_until is when it finished.
+// leasegen_tasks_due: a finished task is due when it finished, at
+// due_priority 0.
 func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskPurge, arg.AgeUs, arg.Limit)
 	if err != nil {
@@ -765,10 +780,11 @@ func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (
 
 const taskRecoverCandidates = `-- name: TaskRecoverCandidates :many
 SELECT id, status, attempt, free_attempts, max_attempts,
-       CAST(TIMESTAMPDIFF(MICROSECOND, lease_until, NOW(3)) AS SIGNED) AS overdue_us
+       CAST(TIMESTAMPDIFF(MICROSECOND, due_at, NOW(3)) AS SIGNED) AS overdue_us
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= NOW(3)
+  AND due_priority = 0
+  AND due_at <= NOW(3)
 LIMIT ?
 FOR UPDATE SKIP LOCKED
 `
@@ -786,6 +802,8 @@ type TaskRecoverCandidatesRow struct {
 	OverdueUs    int64
 }
 
+// A running task's due_priority is 0: the range of leasegen_tasks_due it
+// reads holds the expired leases only.
 func (q *Queries) TaskRecoverCandidates(ctx context.Context, db DBTX, arg TaskRecoverCandidatesParams) ([]TaskRecoverCandidatesRow, error) {
 	rows, err := db.QueryContext(ctx, taskRecoverCandidates, arg.Limit)
 	if err != nil {
@@ -818,10 +836,10 @@ func (q *Queries) TaskRecoverCandidates(ctx context.Context, db DBTX, arg TaskRe
 
 const taskRecoverMark = `-- name: TaskRecoverMark :exec
 UPDATE leasegen_tasks SET
-  finished_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
-  lease_until = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), NULL),
+  due_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), available_at),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, 0, priority),
   last_error = IF(status = 'CANCEL_REQUESTED', last_error,
-                  CONCAT('lease expired: owner ', COALESCE(lease_owner, '?'), ', attempt ', attempt)),
+                  CONCAT('lease expired: owner ', lease_owner, ', attempt ', attempt)),
   status = CASE
     WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
@@ -830,7 +848,7 @@ UPDATE leasegen_tasks SET
   updated_at = NOW(3)
 WHERE id IN (/*SLICE:ids*/?)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= NOW(3)
+  AND due_at <= NOW(3)
 `
 
 type TaskRecoverMarkParams struct {
@@ -838,10 +856,10 @@ type TaskRecoverMarkParams struct {
 }
 
 // Expired leases: CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED
-// while attempts remain, else FAILED. A requeued task keeps its available_at,
-// so it returns to its old place in the queue, not the back. Columns that
-// read the old status come before status; a finished task's lease_until is
-// when it finished.
+// while attempts remain, else FAILED. A requeued task is due at its
+// available_at, so it returns to its old place in the queue, not the back;
+// a finished one when it finished. Columns that read the old status come
+// before status.
 func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverMarkParams) error {
 	query := taskRecoverMark
 	var queryParams []interface{}
@@ -859,31 +877,36 @@ func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverM
 
 const taskRelease = `-- name: TaskRelease :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
-  lease_until = IF(status = 'CANCEL_REQUESTED', NOW(3), NULL),
+  due_at = IF(status = 'CANCEL_REQUESTED', NOW(3),
+              IF(? = 0, available_at, NOW(3) + INTERVAL ? MICROSECOND)),
+  due_priority = IF(status = 'CANCEL_REQUESTED', 0, priority),
+  available_at = IF(? = 0, available_at, NOW(3) + INTERVAL ? MICROSECOND),
   status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
-  available_at = IF(? = 0, available_at, NOW(3) + INTERVAL ? MICROSECOND),
   updated_at = NOW(3)
 WHERE id = ?
   AND lease_owner = ?
   AND attempt = ?
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > NOW(3)
+  AND due_at > NOW(3)
 `
 
 type TaskReleaseParams struct {
 	DelayUs    interface{}
 	ID         int64
-	LeaseOwner sql.NullString
+	LeaseOwner string
 	Attempt    int32
 }
 
 // Snooze and shutdown release: back to QUEUED after delay_us without using an
 // attempt (free_attempts rises with attempt, so attempt stays a fencing token).
-// With no delay the task keeps its place in the queue.
+// With no delay the task keeps its place in the queue. A task whose
+// cancellation was requested ends CANCELLED instead. Ordered as in
+// TaskFail.
 func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskRelease,
+		arg.DelayUs,
+		arg.DelayUs,
 		arg.DelayUs,
 		arg.DelayUs,
 		arg.ID,
@@ -898,17 +921,17 @@ func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParam
 
 const taskRenewMany = `-- name: TaskRenewMany :execrows
 UPDATE leasegen_tasks SET
-  lease_until = NOW(3) + INTERVAL ? MICROSECOND,
+  due_at = NOW(3) + INTERVAL ? MICROSECOND,
   updated_at = NOW(3)
 WHERE lease_owner = ?
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > NOW(3)
+  AND due_at > NOW(3)
   AND id IN (/*SLICE:ids*/?)
 `
 
 type TaskRenewManyParams struct {
 	LeaseUs    interface{}
-	LeaseOwner sql.NullString
+	LeaseOwner string
 	Ids        []int64
 }
 
@@ -936,9 +959,9 @@ const taskRetry = `-- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   available_at = NOW(3),
+  due_at = NOW(3),
+  due_priority = priority,
   free_attempts = attempt,
-  finished_at = NULL,
-  lease_until = NULL,
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED')
 `
@@ -958,7 +981,7 @@ func (q *Queries) TaskRetry(ctx context.Context, db DBTX, arg TaskRetryParams) (
 }
 
 const taskRunningByOwner = `-- name: TaskRunningByOwner :many
-SELECT COALESCE(lease_owner, '') AS owner, COUNT(*) AS tasks FROM leasegen_tasks
+SELECT lease_owner AS owner, COUNT(*) AS tasks FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY lease_owner
 `

@@ -26,7 +26,6 @@ type LeasegenTask struct {
 	FreeAttempts   int64
 	MaxAttempts    int64
 	LeaseOwner     sql.NullString
-	LeaseUntil     sql.NullInt64
 	OwnerID        string
 	IdempotencyKey sql.NullString
 	LastError      sql.NullString
@@ -34,5 +33,5 @@ type LeasegenTask struct {
 	CreatedAt      int64
 	UpdatedAt      int64
 	StartedAt      sql.NullInt64
-	FinishedAt     sql.NullInt64
+	DueAt          int64
 }

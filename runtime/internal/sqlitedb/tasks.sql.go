@@ -33,8 +33,7 @@ func (q *Queries) IdempotencyKeyRecord(ctx context.Context, db DBTX, arg Idempot
 
 const taskCancelRequest = `-- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), finished_at),
-  lease_until = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), lease_until),
+  due_at = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), due_at),
   status = IIF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING')
@@ -44,6 +43,7 @@ type TaskCancelRequestParams struct {
 	ID int64
 }
 
+// See the MySQL query. SQLite's SET reads the old row.
 func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancelRequestParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskCancelRequest, arg.ID)
 	if err != nil {
@@ -58,8 +58,8 @@ SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (/*SLICE:task_types*/?)
-  AND available_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-ORDER BY priority DESC, available_at, id
+  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+ORDER BY priority DESC, due_at, id
 LIMIT ?
 `
 
@@ -134,7 +134,7 @@ UPDATE leasegen_tasks SET
   status = 'RUNNING',
   attempt = attempt + 1,
   lease_owner = ?,
-  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
   started_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (/*SLICE:ids*/?)
@@ -168,7 +168,7 @@ SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
     AND task_type IN (/*SLICE:task_types*/?)
-    AND available_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ) AS claimable
 `
 
@@ -196,16 +196,15 @@ func (q *Queries) TaskClaimable(ctx context.Context, db DBTX, arg TaskClaimableP
 
 const taskComplete = `-- name: TaskComplete :execrows
 UPDATE leasegen_tasks SET
-  finished_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   status = 'SUCCESS',
   result = ?1,
-  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ?2
   AND lease_owner = ?3
   AND attempt = ?4
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 `
 
 type TaskCompleteParams struct {
@@ -215,7 +214,7 @@ type TaskCompleteParams struct {
 	Attempt    int64
 }
 
-// A finished task's lease_until is when it finished, as on MySQL.
+// A finished task is due when it finished, as on MySQL.
 func (q *Queries) TaskComplete(ctx context.Context, db DBTX, arg TaskCompleteParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskComplete,
 		arg.Result,
@@ -300,8 +299,8 @@ func (q *Queries) TaskCountRunning(ctx context.Context, db DBTX) ([]TaskCountRun
 
 const taskFail = `-- name: TaskFail :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  due_at = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+               (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?2),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', ?1),
   available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?2,
   last_error = ?3,
@@ -310,7 +309,7 @@ WHERE id = ?4
   AND lease_owner = ?5
   AND attempt = ?6
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 `
 
 type TaskFailParams struct {
@@ -341,7 +340,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 }
 
 const taskGet = `-- name: TaskGet :one
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks WHERE id = ?
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at FROM leasegen_tasks WHERE id = ?
 `
 
 type TaskGetParams struct {
@@ -362,7 +361,6 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.FreeAttempts,
 		&i.MaxAttempts,
 		&i.LeaseOwner,
-		&i.LeaseUntil,
 		&i.OwnerID,
 		&i.IdempotencyKey,
 		&i.LastError,
@@ -370,7 +368,7 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.StartedAt,
-		&i.FinishedAt,
+		&i.DueAt,
 	)
 	return i, err
 }
@@ -378,10 +376,11 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 const taskInsert = `-- name: TaskInsert :one
 
 INSERT INTO leasegen_tasks (
-  task_type, status, payload, priority, available_at, max_attempts,
+  task_type, status, payload, priority, available_at, due_at, max_attempts,
   owner_id, idempotency_key, created_at, updated_at
 ) VALUES (
   ?1, 'QUEUED', ?2, ?3,
+  COALESCE(?4, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?5),
   COALESCE(?4, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?5),
   ?6, ?7, ?8,
   (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
@@ -406,6 +405,7 @@ type TaskInsertParams struct {
 // every row of a statement gets the same instant, and a batch of 1,000 rows
 // does not read the clock thousands of times.
 // An existing (task_type, idempotency_key) returns the existing row's id.
+// A queued task is due when it becomes claimable.
 func (q *Queries) TaskInsert(ctx context.Context, db DBTX, arg TaskInsertParams) (int64, error) {
 	row := db.QueryRowContext(ctx, taskInsert,
 		arg.TaskType,
@@ -426,7 +426,7 @@ const taskLeasesExpired = `-- name: TaskLeasesExpired :one
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-    AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ) AS expired
 `
 
@@ -439,7 +439,7 @@ func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) 
 }
 
 const taskList = `-- name: TaskList :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at FROM leasegen_tasks
 WHERE (?1 = '' OR status = ?1)
   AND (?2 = '' OR task_type = ?2)
   AND (?3 = '' OR owner_id = ?3)
@@ -482,7 +482,6 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.FreeAttempts,
 			&i.MaxAttempts,
 			&i.LeaseOwner,
-			&i.LeaseUntil,
 			&i.OwnerID,
 			&i.IdempotencyKey,
 			&i.LastError,
@@ -490,7 +489,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.StartedAt,
-			&i.FinishedAt,
+			&i.DueAt,
 		); err != nil {
 			return nil, err
 		}
@@ -506,7 +505,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 }
 
 const taskListByOwner = `-- name: TaskListByOwner :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at FROM leasegen_tasks
 WHERE owner_id = ? AND status IN (/*SLICE:statuses*/?)
 ORDER BY created_at DESC, id DESC
 LIMIT ?
@@ -551,7 +550,6 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.FreeAttempts,
 			&i.MaxAttempts,
 			&i.LeaseOwner,
-			&i.LeaseUntil,
 			&i.OwnerID,
 			&i.IdempotencyKey,
 			&i.LastError,
@@ -559,7 +557,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.StartedAt,
-			&i.FinishedAt,
+			&i.DueAt,
 		); err != nil {
 			return nil, err
 		}
@@ -575,7 +573,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 }
 
 const taskOldestQueued = `-- name: TaskOldestQueued :many
-SELECT task_type, CAST(MIN(available_at) AS INTEGER) AS oldest FROM leasegen_tasks
+SELECT task_type, CAST(MIN(due_at) AS INTEGER) AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'
 GROUP BY task_type
 `
@@ -612,8 +610,8 @@ const taskPurge = `-- name: TaskPurge :execrows
 DELETE FROM leasegen_tasks
 WHERE id IN (
   SELECT id FROM leasegen_tasks
-  WHERE finished_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - ?1
-    AND status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - ?1
   LIMIT ?2
 )
 `
@@ -634,10 +632,10 @@ func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (
 
 const taskRecoverCandidates = `-- name: TaskRecoverCandidates :many
 SELECT id, status, attempt, free_attempts, max_attempts,
-       (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - lease_until AS overdue_ms
+       (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - due_at AS overdue_ms
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 LIMIT ?
 `
 
@@ -686,8 +684,7 @@ func (q *Queries) TaskRecoverCandidates(ctx context.Context, db DBTX, arg TaskRe
 
 const taskRecoverMark = `-- name: TaskRecoverMark :exec
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  due_at = IIF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), available_at),
   last_error = IIF(status = 'CANCEL_REQUESTED', last_error,
                    'lease expired: owner ' || COALESCE(lease_owner, '?') || ', attempt ' || attempt),
   status = CASE
@@ -698,14 +695,14 @@ UPDATE leasegen_tasks SET
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (/*SLICE:ids*/?)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 `
 
 type TaskRecoverMarkParams struct {
 	Ids []int64
 }
 
-// See the MySQL query: a requeued task keeps its available_at.
+// See the MySQL query: a requeued task is due at its available_at.
 func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverMarkParams) error {
 	query := taskRecoverMark
 	var queryParams []interface{}
@@ -723,8 +720,8 @@ func (q *Queries) TaskRecoverMark(ctx context.Context, db DBTX, arg TaskRecoverM
 
 const taskRelease = `-- name: TaskRelease :execrows
 UPDATE leasegen_tasks SET
-  finished_at = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
-  lease_until = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), NULL),
+  due_at = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+               IIF(?1 = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?1)),
   status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
   free_attempts = free_attempts + 1,
   available_at = IIF(?1 = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?1),
@@ -733,7 +730,7 @@ WHERE id = ?2
   AND lease_owner = ?3
   AND attempt = ?4
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 `
 
 type TaskReleaseParams struct {
@@ -759,11 +756,11 @@ func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParam
 
 const taskRenewMany = `-- name: TaskRenewMany :many
 UPDATE leasegen_tasks SET
-  lease_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE lease_owner = ?
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND lease_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
   AND id IN (/*SLICE:ids*/?)
 RETURNING id, attempt, status
 `
@@ -820,9 +817,8 @@ const taskRetry = `-- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   free_attempts = attempt,
-  finished_at = NULL,
-  lease_until = NULL,
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED')
 `

@@ -228,9 +228,9 @@ func TestKeys(t *testing.T) {
 // the recovered task commits once.
 func TestLostLeaseRollsBackTheWrite(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, b *bundle) {
-		expire := "UPDATE leasegen_tasks SET lease_until = NOW(3) - INTERVAL 1 SECOND WHERE id = ?"
+		expire := "UPDATE leasegen_tasks SET due_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?"
 		if b.kind == "sqlite" {
-			expire = "UPDATE leasegen_tasks SET lease_until = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?"
+			expire = "UPDATE leasegen_tasks SET due_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?"
 		}
 		// The lease runs out before the first attempt commits; the expiry is
 		// written in the handler's own transaction, so it rolls back too.
