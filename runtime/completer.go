@@ -2,37 +2,123 @@ package runtime
 
 import (
 	"context"
+	"sync"
+	"time"
 )
 
-// maxCompletionBatch bounds one grouped completion statement.
-const maxCompletionBatch = 512
+// maxCompletionBatch bounds one grouped completion statement: what a
+// worker with 1,000 slots finishes between two statements.
+const maxCompletionBatch = 1000
+
+// completionLinger is how long the completion loop lets a small batch grow
+// while other handlers still run: a statement for one task costs the
+// database about what one for hundreds does.
+const completionLinger = 500 * time.Microsecond
+
+// completionQueue holds the executions whose handlers succeeded until the
+// completion loop writes them. Handing one over never blocks the
+// execution's goroutine.
+type completionQueue struct {
+	mu      sync.Mutex
+	pending []*execution
+	stopped bool
+	ready   chan struct{} // signalled when pending grows
+}
+
+func newCompletionQueue() *completionQueue {
+	return &completionQueue{ready: make(chan struct{}, 1)}
+}
+
+// push queues e and reports true, or false once the loop has stopped.
+func (q *completionQueue) push(e *execution) bool {
+	q.mu.Lock()
+	if q.stopped {
+		q.mu.Unlock()
+		return false
+	}
+	q.pending = append(q.pending, e)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take removes and returns up to max queued executions, oldest first.
+func (q *completionQueue) take(max int) []*execution {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := min(len(q.pending), max)
+	batch := make([]*execution, n)
+	copy(batch, q.pending)
+	q.pending = append(q.pending[:0], q.pending[n:]...)
+	return batch
+}
+
+func (q *completionQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pending)
+}
+
+// stop refuses further pushes and returns what is still queued.
+func (q *completionQueue) stop() []*execution {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.stopped = true
+	rest := q.pending
+	q.pending = nil
+	return rest
+}
 
 // completeLoop groups completions: it takes every execution whose handler
-// succeeded while the previous statement ran, completes them with one fenced
-// statement and ends them. Under load the batches grow by themselves; an
-// idle worker completes a lone task at once, with no added wait.
+// succeeded while the previous statement ran, completes them with one
+// fenced statement and ends them. Under load the batches grow by
+// themselves; a lone task completes at once, and a small batch waits at
+// most completionLinger for handlers that are still running.
 func (w *Worker) completeLoop() {
 	defer close(w.completerDone)
+	q := w.completions
 	for {
-		var first *execution
 		select {
-		case first = <-w.completions:
+		case <-q.ready:
 		case <-w.stopLoops:
-			// Stop waits for the executions first; a handler that outlives
-			// it completes on its own.
+			// Stop waits for the executions first: whatever is left came
+			// from handlers that outlived it.
+			for rest := q.stop(); len(rest) > 0; rest = rest[min(len(rest), maxCompletionBatch):] {
+				w.completeBatch(rest[:min(len(rest), maxCompletionBatch)])
+			}
 			return
 		}
-		batch := []*execution{first}
-	gather:
-		for len(batch) < maxCompletionBatch {
-			select {
-			case e := <-w.completions:
-				batch = append(batch, e)
-			default:
-				break gather
+		w.lingerForCompletions()
+		for {
+			batch := q.take(maxCompletionBatch)
+			if len(batch) == 0 {
+				break
+			}
+			w.completeBatch(batch)
+		}
+	}
+}
+
+// lingerForCompletions waits up to completionLinger while the queued
+// completions are fewer than the handlers still running.
+func (w *Worker) lingerForCompletions() {
+	if queued := w.completions.len(); queued >= maxCompletionBatch || queued >= w.runningHandlers() {
+		return
+	}
+	timer := time.NewTimer(completionLinger)
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+			return
+		case <-w.completions.ready:
+			if queued := w.completions.len(); queued >= maxCompletionBatch || queued >= w.runningHandlers() {
+				return
 			}
 		}
-		w.completeBatch(batch)
 	}
 }
 
@@ -50,13 +136,7 @@ func (w *Worker) completeBatch(batch []*execution) {
 }
 
 // enqueueCompletion hands e to the completion loop, which ends it. It
-// reports false once the loop has stopped. The channel is unbuffered, so a
-// send succeeds only into a running loop.
+// reports false once the loop has stopped.
 func (w *Worker) enqueueCompletion(e *execution) bool {
-	select {
-	case w.completions <- e:
-		return true
-	case <-w.completerDone:
-		return false
-	}
+	return w.completions.push(e)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
 )
@@ -94,25 +95,50 @@ func (c mysqlClaimSource) runningByType(ctx context.Context) (map[string]int, er
 	return running, nil
 }
 
-// candidates walks leasegen_tasks_queue in index order with SKIP LOCKED.
+// claimRounds bounds the scan-and-lock rounds of one candidates call: a
+// round comes up short only when concurrent claims hold its tasks.
+const claimRounds = 3
+
+// candidates locks up to limit claimable tasks of types, in claim order, in
+// rounds of two steps: a plain scan of leasegen_tasks_due names the next
+// tasks, then a locking read by primary key takes those no other claim
+// holds. A locking read down the index itself would lock, and pay for,
+// every entry that recent claims left for purge at the head of the queue:
+// up to three times the cost of the whole claim under a steady burn-down.
+// Tasks another claim held are excluded from the next round's scan.
 func (c mysqlClaimSource) candidates(ctx context.Context, types []string, limit int) ([]candidate, error) {
-	rows, err := c.s.q.TaskClaimCandidates(ctx, c.tx, mysqldb.TaskClaimCandidatesParams{TaskTypes: types, Limit: int32(limit)})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]candidate, len(rows))
-	for i, r := range rows {
-		out[i] = candidate{
-			claimedTask: claimedTask{
-				TaskInfo: TaskInfo{
-					ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
-					Priority: int(r.Priority), AvailableAt: r.AvailableAt, Attempt: int(r.Attempt),
-					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-				},
-				FreeAttempts: int(r.FreeAttempts),
-			},
-			ClaimedAt: r.ClaimedAt,
+	var out []candidate
+	// No task has id 0: an empty slice would become IN (NULL), which
+	// NOT IN turns into "exclude everything".
+	excluded := []int64{0}
+	for range claimRounds {
+		want := limit - len(out)
+		ids, err := c.s.q.TaskClaimScan(ctx, c.tx, mysqldb.TaskClaimScanParams{TaskTypes: types, Excluded: excluded, Limit: int32(want)})
+		if err != nil || len(ids) == 0 {
+			return out, err
 		}
+		rows, err := c.s.q.TaskClaimLock(ctx, c.tx, mysqldb.TaskClaimLockParams{Ids: ids})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out = append(out, candidate{
+				claimedTask: claimedTask{
+					TaskInfo: TaskInfo{
+						ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
+						Priority: int(r.Priority), AvailableAt: r.AvailableAt, Attempt: int(r.Attempt),
+						MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+					},
+					FreeAttempts: int(r.FreeAttempts),
+				},
+				ClaimedAt: r.ClaimedAt,
+			})
+		}
+		if len(rows) == len(ids) || len(ids) < want {
+			break // all locked, or the queue has no more
+		}
+		excluded = append(excluded, ids...)
 	}
+	slices.SortFunc(out, claimOrder)
 	return out, nil
 }

@@ -48,9 +48,9 @@ type Worker struct {
 	// retention and the completion loop.
 	stopPoll, stopLoops chan struct{}
 	pollDone, loopsDone sync.WaitGroup
-	// completions feeds the completion loop (unbuffered), which closes
-	// completerDone when it exits.
-	completions   chan *execution
+	// completions feeds the completion loop, which closes completerDone
+	// when it exits.
+	completions   *completionQueue
 	completerDone chan struct{}
 }
 
@@ -125,7 +125,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.runCtx, w.cancelRun = context.WithCancel(context.WithoutCancel(ctx))
 	w.execParent = context.WithoutCancel(w.runCtx)
 	w.stopPoll, w.stopLoops = make(chan struct{}), make(chan struct{})
-	w.completions, w.completerDone = make(chan *execution), make(chan struct{})
+	w.completions, w.completerDone = newCompletionQueue(), make(chan struct{})
 	go w.completeLoop()
 	w.engine.subscribe(w.wake, req.Types)
 	w.pollDone.Add(1)
@@ -230,6 +230,13 @@ func (w *Worker) freeSlots() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return min(w.cfg.MaxConcurrency-w.running, 2*w.cfg.MaxConcurrency-len(w.active))
+}
+
+// runningHandlers is how many handlers have not returned.
+func (w *Worker) runningHandlers() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running
 }
 
 // handlerReturned frees a slot and wakes the poller.

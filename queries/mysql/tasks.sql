@@ -49,20 +49,32 @@ SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY task_type;
 
--- name: TaskClaimCandidates :many
--- Walks leasegen_tasks_due in index order, so concurrent claimers skip each
--- other's rows instead of locking everything a sort would read. A queued
--- task's due_priority is its priority and its due_at its available_at.
--- The rows come back with what an execution needs and the instant the claim
--- starts their lease, so no read-back is needed after the UPDATE.
-SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, NOW(3) AS claimed_at
-FROM leasegen_tasks
+-- name: TaskClaimScan :many
+-- The first step of a claim: the next claimable tasks in claim order, by a
+-- plain read of leasegen_tasks_due alone (a queued task's due_priority is
+-- its priority and its due_at its available_at). It locks nothing, so it
+-- steps over the index entries that recent claims left for purge at the
+-- head of the queue at a fraction of what a locking read pays for each.
+-- excluded names tasks an earlier round could not lock.
+SELECT id FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
   AND due_at <= NOW(3)
+  AND id NOT IN (sqlc.slice(excluded))
 ORDER BY due_priority DESC, due_at, id
-LIMIT ?
+LIMIT ?;
+
+-- name: TaskClaimLock :many
+-- The second step: lock the scanned tasks by primary key, skipping those
+-- another claim holds, and read what an execution needs with the instant
+-- the claim starts their lease, so no read-back is needed after the
+-- UPDATE. A task claimed since the scan no longer matches.
+SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
+       max_attempts, owner_id, idempotency_key, NOW(3) AS claimed_at
+FROM leasegen_tasks FORCE INDEX (PRIMARY)
+WHERE id IN (sqlc.slice(ids))
+  AND status = 'QUEUED'
+  AND due_at <= NOW(3)
 FOR UPDATE SKIP LOCKED;
 
 -- name: TaskClaimMark :exec

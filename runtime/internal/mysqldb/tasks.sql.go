@@ -116,24 +116,21 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 	return result.RowsAffected()
 }
 
-const taskClaimCandidates = `-- name: TaskClaimCandidates :many
+const taskClaimLock = `-- name: TaskClaimLock :many
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
        max_attempts, owner_id, idempotency_key, NOW(3) AS claimed_at
-FROM leasegen_tasks
-WHERE status = 'QUEUED'
-  AND task_type IN (/*SLICE:task_types*/?)
+FROM leasegen_tasks FORCE INDEX (PRIMARY)
+WHERE id IN (/*SLICE:ids*/?)
+  AND status = 'QUEUED'
   AND due_at <= NOW(3)
-ORDER BY due_priority DESC, due_at, id
-LIMIT ?
 FOR UPDATE SKIP LOCKED
 `
 
-type TaskClaimCandidatesParams struct {
-	TaskTypes []string
-	Limit     int32
+type TaskClaimLockParams struct {
+	Ids []int64
 }
 
-type TaskClaimCandidatesRow struct {
+type TaskClaimLockRow struct {
 	ID             int64
 	TaskType       string
 	Payload        []byte
@@ -147,31 +144,29 @@ type TaskClaimCandidatesRow struct {
 	ClaimedAt      time.Time
 }
 
-// Walks leasegen_tasks_due in index order, so concurrent claimers skip each
-// other's rows instead of locking everything a sort would read. A queued
-// task's due_priority is its priority and its due_at its available_at.
-// The rows come back with what an execution needs and the instant the claim
-// starts their lease, so no read-back is needed after the UPDATE.
-func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClaimCandidatesParams) ([]TaskClaimCandidatesRow, error) {
-	query := taskClaimCandidates
+// The second step: lock the scanned tasks by primary key, skipping those
+// another claim holds, and read what an execution needs with the instant
+// the claim starts their lease, so no read-back is needed after the
+// UPDATE. A task claimed since the scan no longer matches.
+func (q *Queries) TaskClaimLock(ctx context.Context, db DBTX, arg TaskClaimLockParams) ([]TaskClaimLockRow, error) {
+	query := taskClaimLock
 	var queryParams []interface{}
-	if len(arg.TaskTypes) > 0 {
-		for _, v := range arg.TaskTypes {
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
 			queryParams = append(queryParams, v)
 		}
-		query = strings.Replace(query, "/*SLICE:task_types*/?", strings.Repeat(",?", len(arg.TaskTypes))[1:], 1)
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
 	} else {
-		query = strings.Replace(query, "/*SLICE:task_types*/?", "NULL", 1)
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
 	}
-	queryParams = append(queryParams, arg.Limit)
 	rows, err := db.QueryContext(ctx, query, queryParams...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []TaskClaimCandidatesRow
+	var items []TaskClaimLockRow
 	for rows.Next() {
-		var i TaskClaimCandidatesRow
+		var i TaskClaimLockRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.TaskType,
@@ -232,6 +227,70 @@ func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkP
 	}
 	_, err := db.ExecContext(ctx, query, queryParams...)
 	return err
+}
+
+const taskClaimScan = `-- name: TaskClaimScan :many
+SELECT id FROM leasegen_tasks
+WHERE status = 'QUEUED'
+  AND task_type IN (/*SLICE:task_types*/?)
+  AND due_at <= NOW(3)
+  AND id NOT IN (/*SLICE:excluded*/?)
+ORDER BY due_priority DESC, due_at, id
+LIMIT ?
+`
+
+type TaskClaimScanParams struct {
+	TaskTypes []string
+	Excluded  []int64
+	Limit     int32
+}
+
+// The first step of a claim: the next claimable tasks in claim order, by a
+// plain read of leasegen_tasks_due alone (a queued task's due_priority is
+// its priority and its due_at its available_at). It locks nothing, so it
+// steps over the index entries that recent claims left for purge at the
+// head of the queue at a fraction of what a locking read pays for each.
+// excluded names tasks an earlier round could not lock.
+func (q *Queries) TaskClaimScan(ctx context.Context, db DBTX, arg TaskClaimScanParams) ([]int64, error) {
+	query := taskClaimScan
+	var queryParams []interface{}
+	if len(arg.TaskTypes) > 0 {
+		for _, v := range arg.TaskTypes {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:task_types*/?", strings.Repeat(",?", len(arg.TaskTypes))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:task_types*/?", "NULL", 1)
+	}
+	if len(arg.Excluded) > 0 {
+		for _, v := range arg.Excluded {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:excluded*/?", strings.Repeat(",?", len(arg.Excluded))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:excluded*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.Limit)
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const taskClaimable = `-- name: TaskClaimable :one
