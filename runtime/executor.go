@@ -37,10 +37,31 @@ type execution struct {
 	completedInTx bool
 }
 
-// startExecution registers the claimed task and runs its handler.
-// claimStart is when the claim statement was sent: the lease cannot end
-// before claimStart + lease on the database's clock.
-func (w *Worker) startExecution(c claimedTask, claimStart time.Time, lease time.Duration) {
+// startExecutions registers the claimed tasks, all under one lock so that
+// the slots they take show at once, and runs their handlers. claimStart is
+// when the claim statement was sent: a lease cannot end before
+// claimStart + lease on the database's clock.
+func (w *Worker) startExecutions(claimed []claimedTask, claimStart time.Time, req claimRequest) {
+	execs := make([]*execution, len(claimed))
+	for i, c := range claimed {
+		execs[i] = w.newExecution(c, claimStart, req.leaseFor(c.Type))
+	}
+	w.mu.Lock()
+	for _, e := range execs {
+		w.active[e.ref] = e
+	}
+	w.running += len(execs)
+	w.mu.Unlock()
+	w.stats.claimed.Add(int64(len(execs)))
+	for i, e := range execs {
+		w.engine.observer.TaskStarted(e.task.Type, claimed[i].StartedAt.Sub(claimed[i].AvailableAt))
+		go e.run()
+	}
+}
+
+// newExecution prepares the execution of claimed task c under a lease that
+// started at claimStart.
+func (w *Worker) newExecution(c claimedTask, claimStart time.Time, lease time.Duration) *execution {
 	h := w.handlers[c.Type]
 	e := &execution{
 		w:            w,
@@ -61,14 +82,7 @@ func (w *Worker) startExecution(c claimedTask, claimStart time.Time, lease time.
 	e.cancel = cancel
 	e.ctx, e.stopTimeout = context.WithTimeoutCause(ctx, cmp.Or(h.cfg.timeout, w.cfg.MaxExecutionTime), ErrExecutionTimeout)
 	e.fence = time.AfterFunc(e.fenceDelay(claimStart), e.selfFence)
-
-	w.mu.Lock()
-	w.active[e.ref] = e
-	w.running++
-	w.mu.Unlock()
-	w.stats.claimed.Add(1)
-	w.engine.observer.TaskStarted(c.Type, c.StartedAt.Sub(c.AvailableAt))
-	go e.run()
+	return e
 }
 
 // fenceDelay is how long from now the execution may run on a lease that

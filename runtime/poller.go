@@ -142,8 +142,6 @@ func (w *Worker) claimAndStart(req claimRequest) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, c := range claimed {
-		w.startExecution(c, start, req.leaseFor(c.Type))
-	}
+	w.startExecutions(claimed, start, req)
 	return len(claimed), nil
 }

@@ -1,14 +1,30 @@
 package runtime
 
 import (
+	"fmt"
 	"strings"
+)
+
+// sqlDialect is what the grouped statements that both engines share write
+// differently.
+type sqlDialect struct {
+	now string // the database's clock
+	// unindexed prefixes a column whose term must not pick the index:
+	// SQLite's planner would walk a whole partial index for the status term
+	// instead of looking the rows up by id.
+	unindexed string
+}
+
+var (
+	mysqlDialect  = sqlDialect{now: "NOW(3)"}
+	sqliteDialect = sqlDialect{now: sqliteNow, unindexed: "+"}
 )
 
 // completeManySQL builds the grouped, fenced completion shared by both
 // engines: every row must be owner's, unexpired, running, and at its own
-// attempt, and gets its own result. now is the engine's expression for the
-// database's clock.
-func completeManySQL(owner string, reqs []completionRequest, now string) (string, []any) {
+// attempt, and gets its own result.
+func completeManySQL(owner string, reqs []completionRequest, d sqlDialect) (string, []any) {
+	now, u := d.now, d.unindexed
 	var b strings.Builder
 	args := make([]any, 0, 5*len(reqs)+1)
 	b.WriteString("UPDATE leasegen_tasks SET status = 'SUCCESS', result = ")
@@ -22,40 +38,52 @@ func completeManySQL(owner string, reqs []completionRequest, now string) (string
 	} else {
 		b.WriteString("NULL")
 	}
-	// The fence on each row's own attempt, grouped by attempt (a batch has
-	// few distinct ones), so the server tests each row against one short
-	// list instead of a CASE over the whole batch.
 	// A finished task is due when it finished.
-	b.WriteString(", due_at = " + now + ", updated_at = " + now + " WHERE lease_owner = ? AND status IN ('RUNNING', 'CANCEL_REQUESTED') AND due_at > " + now + " AND (")
+	b.WriteString(", due_at = " + now + ", updated_at = " + now + " WHERE " + u + "lease_owner = ? AND " + u +
+		"status IN ('RUNNING', 'CANCEL_REQUESTED') AND " + u + "due_at > " + now + " AND ")
 	args = append(args, owner)
-	for g, group := range byAttempt(reqs) {
+	refs := make([]leaseRef, len(reqs))
+	for i, r := range reqs {
+		refs[i] = r.Ref
+	}
+	args = writeAttemptFence(&b, args, refs)
+	return b.String(), args
+}
+
+// writeAttemptFence writes the condition that each row of refs is at its
+// own attempt: grouped by attempt (a batch has few distinct ones), so the
+// database tests each row against one short list instead of a CASE over
+// the whole batch. It returns args with the condition's arguments.
+func writeAttemptFence(b *strings.Builder, args []any, refs []leaseRef) []any {
+	b.WriteByte('(')
+	for g, group := range byAttempt(refs) {
 		if g > 0 {
 			b.WriteString(" OR ")
 		}
 		b.WriteString("(attempt = ? AND id IN (")
-		args = append(args, group[0].Ref.Attempt)
+		args = append(args, group[0].Attempt)
 		for i, r := range group {
 			if i > 0 {
 				b.WriteByte(',')
 			}
 			b.WriteByte('?')
-			args = append(args, int64(r.Ref.ID))
+			args = append(args, int64(r.ID))
 		}
 		b.WriteString("))")
 	}
-	b.WriteString(")")
-	return b.String(), args
+	b.WriteByte(')')
+	return args
 }
 
-// byAttempt groups the requests by attempt, in order of first appearance.
-func byAttempt(reqs []completionRequest) [][]completionRequest {
-	var groups [][]completionRequest
+// byAttempt groups refs by attempt, in order of first appearance.
+func byAttempt(refs []leaseRef) [][]leaseRef {
+	var groups [][]leaseRef
 	index := map[int]int{}
-	for _, r := range reqs {
-		i, ok := index[r.Ref.Attempt]
+	for _, r := range refs {
+		i, ok := index[r.Attempt]
 		if !ok {
 			i = len(groups)
-			index[r.Ref.Attempt] = i
+			index[r.Attempt] = i
 			groups = append(groups, nil)
 		}
 		groups[i] = append(groups[i], r)
@@ -72,12 +100,57 @@ func anyResult(reqs []completionRequest) bool {
 	return false
 }
 
-// completedIn marks, in request order, the requests whose ids were
-// completed.
-func completedIn(reqs []completionRequest, done map[TaskID]bool) []bool {
-	oks := make([]bool, len(reqs))
-	for i, r := range reqs {
-		oks[i] = done[r.Ref.ID]
+// rowState is what a read-back after a grouped write learns of one row.
+type rowState struct {
+	ID      TaskID
+	Attempt int
+	Status  Status
+	Owner   string
+}
+
+// landedRows tells, in order, which rows of refs a grouped write of
+// owner's took effect on: all of them when the statement changed as many
+// rows as it named (the common case, with no read-back); otherwise those
+// that readBack now shows in a status landed accepts, held by owner at the
+// ref's attempt.
+func landedRows(owner string, refs []leaseRef, affected int64, landed func(Status) bool, readBack func(ids []int64) ([]rowState, error)) ([]bool, error) {
+	oks := make([]bool, len(refs))
+	if int(affected) == len(refs) {
+		for i := range oks {
+			oks[i] = true
+		}
+		return oks, nil
 	}
-	return oks
+	ids := make([]int64, len(refs))
+	for i, r := range refs {
+		ids[i] = int64(r.ID)
+	}
+	states, err := readBack(ids)
+	if err != nil {
+		return nil, fmt.Errorf("read back %d rows: %w", len(refs), err)
+	}
+	done := make(map[leaseRef]bool, len(states))
+	for _, st := range states {
+		if landed(st.Status) && st.Owner == owner {
+			done[leaseRef{ID: st.ID, Attempt: st.Attempt}] = true
+		}
+	}
+	for i, r := range refs {
+		oks[i] = done[r]
+	}
+	return oks, nil
+}
+
+// completedRows tells, in request order, which of owner's grouped
+// completions took effect.
+func completedRows(owner string, reqs []completionRequest, affected int64, readBack func(ids []int64) ([]rowState, error)) ([]bool, error) {
+	refs := make([]leaseRef, len(reqs))
+	for i, r := range reqs {
+		refs[i] = r.Ref
+	}
+	oks, err := landedRows(owner, refs, affected, func(s Status) bool { return s == StatusSuccess }, readBack)
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: complete %d tasks: %w", len(reqs), err)
+	}
+	return oks, nil
 }

@@ -154,11 +154,11 @@ func recoveryOutcome(status Status, attempt, free, maxAttempts int) string {
 	}
 }
 
-// completeMany runs one grouped completion. When every row took effect the
-// affected-row count says so; otherwise the rows are read back to tell
-// which did (MySQL has no UPDATE ... RETURNING).
+// completeMany runs one grouped completion; when it changed fewer rows than
+// it named, the rows are read back to tell which took effect (MySQL has no
+// UPDATE ... RETURNING).
 func (s *mysqlStore) completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error) {
-	query, args := completeManySQL(owner, reqs, "NOW(3)")
+	query, args := completeManySQL(owner, reqs, mysqlDialect)
 	var n int64
 	err := s.retry(ctx, func() error {
 		res, err := s.db.ExecContext(ctx, query, args...)
@@ -171,28 +171,12 @@ func (s *mysqlStore) completeMany(ctx context.Context, owner string, reqs []comp
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: complete %d tasks: %w", len(reqs), err)
 	}
-	done := make(map[TaskID]bool, len(reqs))
-	if int(n) == len(reqs) {
-		for _, r := range reqs {
-			done[r.Ref.ID] = true
+	return completedRows(owner, reqs, n, func(ids []int64) ([]rowState, error) {
+		rows, err := s.q.TaskLeaseStates(ctx, s.db, mysqldb.TaskLeaseStatesParams{Ids: ids})
+		states := make([]rowState, len(rows))
+		for i, r := range rows {
+			states[i] = rowState{ID: TaskID(r.ID), Attempt: int(r.Attempt), Status: Status(r.Status), Owner: r.LeaseOwner}
 		}
-		return completedIn(reqs, done), nil
-	}
-	ids := make([]int64, len(reqs))
-	for i, r := range reqs {
-		ids[i] = int64(r.Ref.ID)
-	}
-	rows, err := s.q.TaskLeaseStates(ctx, s.db, mysqldb.TaskLeaseStatesParams{Ids: ids})
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: read back %d completions: %w", len(reqs), err)
-	}
-	attempt := make(map[TaskID]int, len(reqs))
-	for _, r := range reqs {
-		attempt[r.Ref.ID] = r.Ref.Attempt
-	}
-	for _, r := range rows {
-		id := TaskID(r.ID)
-		done[id] = Status(r.Status) == StatusSuccess && r.LeaseOwner == owner && int(r.Attempt) == attempt[id]
-	}
-	return completedIn(reqs, done), nil
+		return states, err
+	})
 }

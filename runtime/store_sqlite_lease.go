@@ -18,75 +18,6 @@ func (s *sqliteStore) claimable(ctx context.Context, types []string) (bool, erro
 	return ok, nil
 }
 
-func (s *sqliteStore) claim(ctx context.Context, req claimRequest) ([]claimedTask, error) {
-	var claimed []claimedTask
-	err := s.immediate(ctx, func(conn *sql.Conn) error {
-		claimed = nil
-		picked, err := planClaim(ctx, sqliteClaimSource{s: s, conn: conn}, req)
-		if err != nil || len(picked) == 0 {
-			return err
-		}
-		var groups map[time.Duration][]int64
-		claimed, groups = leaseGroups(req, picked)
-		for lease, group := range groups {
-			err := s.q.TaskClaimMark(ctx, conn, sqlitedb.TaskClaimMarkParams{
-				LeaseOwner: nullString(req.Owner), Column2: millis(lease), Ids: group,
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: claim: %w", err)
-	}
-	return claimed, nil
-}
-
-// sqliteClaimSource reads a claim's inputs inside its write transaction.
-type sqliteClaimSource struct {
-	s    *sqliteStore
-	conn *sql.Conn
-}
-
-// lockLimits has nothing to lock: the claim already holds the write lock.
-func (sqliteClaimSource) lockLimits(context.Context, []string) error { return nil }
-
-func (c sqliteClaimSource) runningByType(ctx context.Context) (map[string]int, error) {
-	rows, err := c.s.q.TaskCountRunning(ctx, c.conn)
-	if err != nil {
-		return nil, err
-	}
-	running := make(map[string]int, len(rows))
-	for _, r := range rows {
-		running[r.TaskType] = int(r.Running)
-	}
-	return running, nil
-}
-
-func (c sqliteClaimSource) candidates(ctx context.Context, types []string, limit int) ([]candidate, error) {
-	rows, err := c.s.q.TaskClaimCandidates(ctx, c.conn, sqlitedb.TaskClaimCandidatesParams{TaskTypes: types, Limit: int64(limit)})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]candidate, len(rows))
-	for i, r := range rows {
-		out[i] = candidate{
-			claimedTask: claimedTask{
-				TaskInfo: TaskInfo{
-					ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
-					Priority: int(r.Priority), AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt),
-					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-				},
-				FreeAttempts: int(r.FreeAttempts),
-			},
-			ClaimedAt: fromMillis(r.ClaimedAt),
-		}
-	}
-	return out, nil
-}
-
 // renew extends the leases in one UPDATE ... RETURNING: the rows it returns
 // are the executions that still hold their task.
 func (s *sqliteStore) renew(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]leaseState, error) {
@@ -213,29 +144,32 @@ func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key s
 	return n == 1, nil
 }
 
-// completeMany runs one grouped completion; RETURNING names the rows that
-// took effect.
+// completeMany runs one grouped completion; when it changed fewer rows than
+// it named, the rows are read back to tell which took effect. Reading the
+// affected count instead of RETURNING rows saves a tenth of the statement.
 func (s *sqliteStore) completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error) {
-	query, args := completeManySQL(owner, reqs, sqliteNow)
-	done := make(map[TaskID]bool, len(reqs))
+	query, args := completeManySQL(owner, reqs, sqliteDialect)
+	var n int64
 	err := s.retry(ctx, func() error {
-		clear(done)
-		rows, err := s.db.QueryContext(ctx, query+" RETURNING id", args...)
+		res, err := s.db.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id TaskID
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			done[id] = true
-		}
-		return rows.Err()
+		n, err = res.RowsAffected()
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: complete %d tasks: %w", len(reqs), err)
 	}
-	return completedIn(reqs, done), nil
+	return completedRows(owner, reqs, n, func(ids []int64) ([]rowState, error) { return s.rowStates(ctx, ids) })
+}
+
+// rowStates reads the rows of ids back after a grouped write.
+func (s *sqliteStore) rowStates(ctx context.Context, ids []int64) ([]rowState, error) {
+	rows, err := s.q.TaskRowStates(ctx, s.db, sqlitedb.TaskRowStatesParams{Ids: ids})
+	states := make([]rowState, len(rows))
+	for i, r := range rows {
+		states[i] = rowState{ID: TaskID(r.ID), Attempt: int(r.Attempt), Status: Status(r.Status), Owner: r.LeaseOwner}
+	}
+	return states, err
 }

@@ -43,8 +43,23 @@ SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY task_type;
 
+-- name: TaskClaimScan :many
+-- The first step of a claim without concurrency limits, outside the write
+-- lock (WAL readers never wait): the next claimable tasks in claim order,
+-- with what an execution needs. The second step, under the lock, claims
+-- those still queued at the attempt seen here (claimTakeSQL).
+SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
+       max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
+FROM leasegen_tasks
+WHERE status = 'QUEUED'
+  AND task_type IN (sqlc.slice(task_types))
+  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+ORDER BY priority DESC, due_at, id
+LIMIT ?;
+
 -- name: TaskClaimCandidates :many
--- Walks leasegen_tasks_queue in claim order.
+-- A claim under concurrency limits, inside the write transaction that
+-- counts the running tasks: walks leasegen_tasks_queue in claim order.
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
        max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS claimed_at
 FROM leasegen_tasks
@@ -74,6 +89,13 @@ WHERE lease_owner = ?
   AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
   AND id IN (sqlc.slice(ids))
 RETURNING id, attempt, status;
+
+-- name: TaskRowStates :many
+-- Read back after a grouped claim or completion that changed fewer rows
+-- than it named, to tell which took effect.
+SELECT id, attempt, status, CAST(COALESCE(lease_owner, '') AS TEXT) AS lease_owner
+FROM leasegen_tasks
+WHERE id IN (sqlc.slice(ids));
 
 -- name: TaskComplete :execrows
 -- A finished task is due when it finished, as on MySQL.

@@ -82,7 +82,8 @@ type TaskClaimCandidatesRow struct {
 	ClaimedAt      int64
 }
 
-// Walks leasegen_tasks_queue in claim order.
+// A claim under concurrency limits, inside the write transaction that
+// counts the running tasks: walks leasegen_tasks_queue in claim order.
 func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClaimCandidatesParams) ([]TaskClaimCandidatesRow, error) {
 	query := taskClaimCandidates
 	var queryParams []interface{}
@@ -161,6 +162,86 @@ func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkP
 	}
 	_, err := db.ExecContext(ctx, query, queryParams...)
 	return err
+}
+
+const taskClaimScan = `-- name: TaskClaimScan :many
+SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
+       max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
+FROM leasegen_tasks
+WHERE status = 'QUEUED'
+  AND task_type IN (/*SLICE:task_types*/?)
+  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+ORDER BY priority DESC, due_at, id
+LIMIT ?
+`
+
+type TaskClaimScanParams struct {
+	TaskTypes []string
+	Limit     int64
+}
+
+type TaskClaimScanRow struct {
+	ID             int64
+	TaskType       string
+	Payload        []byte
+	Priority       int64
+	AvailableAt    int64
+	Attempt        int64
+	FreeAttempts   int64
+	MaxAttempts    int64
+	OwnerID        string
+	IdempotencyKey sql.NullString
+	ScannedAt      int64
+}
+
+// The first step of a claim without concurrency limits, outside the write
+// lock (WAL readers never wait): the next claimable tasks in claim order,
+// with what an execution needs. The second step, under the lock, claims
+// those still queued at the attempt seen here (claimTakeSQL).
+func (q *Queries) TaskClaimScan(ctx context.Context, db DBTX, arg TaskClaimScanParams) ([]TaskClaimScanRow, error) {
+	query := taskClaimScan
+	var queryParams []interface{}
+	if len(arg.TaskTypes) > 0 {
+		for _, v := range arg.TaskTypes {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:task_types*/?", strings.Repeat(",?", len(arg.TaskTypes))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:task_types*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.Limit)
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskClaimScanRow
+	for rows.Next() {
+		var i TaskClaimScanRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TaskType,
+			&i.Payload,
+			&i.Priority,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.FreeAttempts,
+			&i.MaxAttempts,
+			&i.OwnerID,
+			&i.IdempotencyKey,
+			&i.ScannedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const taskClaimable = `-- name: TaskClaimable :one
@@ -833,6 +914,63 @@ func (q *Queries) TaskRetry(ctx context.Context, db DBTX, arg TaskRetryParams) (
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const taskRowStates = `-- name: TaskRowStates :many
+SELECT id, attempt, status, CAST(COALESCE(lease_owner, '') AS TEXT) AS lease_owner
+FROM leasegen_tasks
+WHERE id IN (/*SLICE:ids*/?)
+`
+
+type TaskRowStatesParams struct {
+	Ids []int64
+}
+
+type TaskRowStatesRow struct {
+	ID         int64
+	Attempt    int64
+	Status     string
+	LeaseOwner string
+}
+
+// Read back after a grouped claim or completion that changed fewer rows
+// than it named, to tell which took effect.
+func (q *Queries) TaskRowStates(ctx context.Context, db DBTX, arg TaskRowStatesParams) ([]TaskRowStatesRow, error) {
+	query := taskRowStates
+	var queryParams []interface{}
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskRowStatesRow
+	for rows.Next() {
+		var i TaskRowStatesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Attempt,
+			&i.Status,
+			&i.LeaseOwner,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const taskRunningByOwner = `-- name: TaskRunningByOwner :many

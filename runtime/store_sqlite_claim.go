@@ -1,0 +1,186 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
+)
+
+// claim takes up to req.Max queued tasks. Without concurrency limits it
+// scans outside the write lock and holds the lock for one UPDATE only, so
+// that the scan overlaps other writers; with limits the whole claim runs in
+// one write transaction, which counts the running tasks first.
+func (s *sqliteStore) claim(ctx context.Context, req claimRequest) ([]claimedTask, error) {
+	var claimed []claimedTask
+	var err error
+	if len(limitScopes(req)) == 0 {
+		claimed, err = s.claimScanned(ctx, req)
+	} else {
+		claimed, err = s.claimLimited(ctx, req)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: claim: %w", err)
+	}
+	return claimed, nil
+}
+
+// claimScanned scans for claimable tasks without the write lock, then
+// takes, with one UPDATE per lease length, those still queued at the
+// attempt the scan saw: a task claimed (and perhaps released) by another
+// process since the scan no longer matches. The lock is held for that
+// UPDATE alone, and its affected count tells whether every task was taken;
+// only when some were not are the rows read back.
+func (s *sqliteStore) claimScanned(ctx context.Context, req claimRequest) ([]claimedTask, error) {
+	scanned, err := s.q.TaskClaimScan(ctx, s.db, sqlitedb.TaskClaimScanParams{TaskTypes: req.Types, Limit: int64(req.Max)})
+	if err != nil || len(scanned) == 0 {
+		return nil, err
+	}
+	groups := map[time.Duration][]int{} // indexes into scanned, by lease
+	for i, r := range scanned {
+		lease := req.leaseFor(r.TaskType)
+		groups[lease] = append(groups[lease], i)
+	}
+	taken := make([]bool, len(scanned))
+	for lease, group := range groups {
+		refs := make([]leaseRef, len(group))
+		for i, at := range group {
+			refs[i] = leaseRef{ID: TaskID(scanned[at].ID), Attempt: int(scanned[at].Attempt)}
+		}
+		oks, err := s.take(ctx, req.Owner, lease, refs)
+		if err != nil {
+			return nil, err
+		}
+		for i, at := range group {
+			taken[at] = oks[i]
+		}
+	}
+	// In the scan's order, which is the claim order.
+	claimed := make([]claimedTask, 0, len(scanned))
+	for i, r := range scanned {
+		if !taken[i] {
+			continue
+		}
+		c := candidate{
+			claimedTask: claimedTask{
+				TaskInfo: TaskInfo{
+					ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
+					Priority: int(r.Priority), AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt),
+					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+				},
+				FreeAttempts: int(r.FreeAttempts),
+			},
+			ClaimedAt: fromMillis(r.ScannedAt),
+		}
+		claimed = append(claimed, c.claimed(req.Owner, req.leaseFor(r.TaskType)))
+	}
+	return claimed, nil
+}
+
+// take claims the tasks of refs that are still queued at the ref's attempt
+// under owner's lease, and reports which it took.
+func (s *sqliteStore) take(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]bool, error) {
+	query, args := claimTakeSQL(owner, lease, refs)
+	var n int64
+	err := s.retry(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	after := make([]leaseRef, len(refs)) // a taken task is at the next attempt
+	for i, r := range refs {
+		after[i] = leaseRef{ID: r.ID, Attempt: r.Attempt + 1}
+	}
+	return landedRows(owner, after, n, func(st Status) bool { return st == StatusRunning || st == StatusCancelRequested },
+		func(ids []int64) ([]rowState, error) { return s.rowStates(ctx, ids) })
+}
+
+// claimTakeSQL builds the claim's UPDATE of the scanned refs. The unary +
+// keeps SQLite on the primary key: a plain status term would send it down
+// the whole queue index.
+func claimTakeSQL(owner string, lease time.Duration, refs []leaseRef) (string, []any) {
+	var b strings.Builder
+	args := make([]any, 0, len(refs)+4)
+	b.WriteString("UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = ?, due_at = " + sqliteNow +
+		" + ?, started_at = " + sqliteNow + ", updated_at = " + sqliteNow + " WHERE +status = 'QUEUED' AND +due_at <= " + sqliteNow + " AND ")
+	args = append(args, owner, millis(lease))
+	args = writeAttemptFence(&b, args, refs)
+	return b.String(), args
+}
+
+// claimLimited plans and marks a claim under concurrency limits in one
+// write transaction.
+func (s *sqliteStore) claimLimited(ctx context.Context, req claimRequest) ([]claimedTask, error) {
+	var claimed []claimedTask
+	err := s.immediate(ctx, func(conn *sql.Conn) error {
+		claimed = nil
+		picked, err := planClaim(ctx, sqliteClaimSource{s: s, conn: conn}, req)
+		if err != nil || len(picked) == 0 {
+			return err
+		}
+		var groups map[time.Duration][]int64
+		claimed, groups = leaseGroups(req, picked)
+		for lease, group := range groups {
+			err := s.q.TaskClaimMark(ctx, conn, sqlitedb.TaskClaimMarkParams{
+				LeaseOwner: nullString(req.Owner), Column2: millis(lease), Ids: group,
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return claimed, err
+}
+
+// sqliteClaimSource reads a claim's inputs inside its write transaction.
+type sqliteClaimSource struct {
+	s    *sqliteStore
+	conn *sql.Conn
+}
+
+// lockLimits has nothing to lock: the claim already holds the write lock.
+func (sqliteClaimSource) lockLimits(context.Context, []string) error { return nil }
+
+func (c sqliteClaimSource) runningByType(ctx context.Context) (map[string]int, error) {
+	rows, err := c.s.q.TaskCountRunning(ctx, c.conn)
+	if err != nil {
+		return nil, err
+	}
+	running := make(map[string]int, len(rows))
+	for _, r := range rows {
+		running[r.TaskType] = int(r.Running)
+	}
+	return running, nil
+}
+
+func (c sqliteClaimSource) candidates(ctx context.Context, types []string, limit int) ([]candidate, error) {
+	rows, err := c.s.q.TaskClaimCandidates(ctx, c.conn, sqlitedb.TaskClaimCandidatesParams{TaskTypes: types, Limit: int64(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]candidate, len(rows))
+	for i, r := range rows {
+		out[i] = candidate{
+			claimedTask: claimedTask{
+				TaskInfo: TaskInfo{
+					ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
+					Priority: int(r.Priority), AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt),
+					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+				},
+				FreeAttempts: int(r.FreeAttempts),
+			},
+			ClaimedAt: fromMillis(r.ClaimedAt),
+		}
+	}
+	return out, nil
+}

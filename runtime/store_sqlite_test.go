@@ -1,0 +1,45 @@
+package runtime
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+)
+
+// A SQLite claim scans without the write lock and then takes what it
+// scanned: a task another claim took in between, or took and released (it
+// is queued again, at a higher attempt), is not taken a second time.
+func TestSQLiteTakeSkipsTasksClaimedSinceTheScan(t *testing.T) {
+	t.Parallel()
+	b := setupEngine(t, kindSQLite)
+	s := b.engine.store.(*sqliteStore)
+	var refs []leaseRef // as a scan saw them: queued at attempt 0
+	for range 4 {
+		refs = append(refs, leaseRef{ID: b.enqueue(t, "a")})
+	}
+	// Since the scan: task 1 was claimed by w2; task 2 was claimed by w2 and
+	// released, so it is queued again at attempt 1.
+	if oks, err := s.take(bg, "w2", time.Minute, refs[1:3]); err != nil || !oks[0] || !oks[1] {
+		t.Fatalf("w2's take = %v, %v", oks, err)
+	}
+	released, err := s.release(bg, "w2", leaseRef{ID: refs[2].ID, Attempt: 1}, 0)
+	if err != nil || !released {
+		t.Fatalf("release = %v, %v", released, err)
+	}
+
+	oks, err := s.take(bg, "w1", time.Minute, refs)
+	dbtest.Must(t, "take", err)
+	if diff := cmp.Diff([]bool{true, false, false, true}, oks); diff != "" {
+		t.Errorf("taken (-want +got):\n%s", diff)
+	}
+	for i, want := range []string{"w1", "w2", "w2", "w1"} {
+		info, err := b.client.Get(bg, refs[i].ID)
+		dbtest.Must(t, "get", err)
+		if info.LeaseOwner != want {
+			t.Errorf("task %d: lease owner %q, want %q", i, info.LeaseOwner, want)
+		}
+	}
+}
