@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// candidate is a queued task a claim may take: the whole row, locked, and
-// the database's time when the claim read it.
+// candidate is a queued task a claim may take, as its row reads before the
+// claim (Attempt is the row's, StartedAt is zero), with the database's time
+// when the claim read it.
 type candidate struct {
 	claimedTask
 	ClaimedAt time.Time
@@ -16,13 +17,10 @@ type candidate struct {
 
 // claimed is the candidate as the claim's UPDATE leaves it: the same
 // changes, applied here instead of read back.
-func (c candidate) claimed(owner string, lease time.Duration) claimedTask {
+func (c candidate) claimed() claimedTask {
 	t := c.claimedTask
-	t.Status = StatusRunning
 	t.Attempt++
-	t.LeaseOwner = owner
-	t.LeaseUntil = c.ClaimedAt.Add(lease)
-	t.StartedAt, t.UpdatedAt = c.ClaimedAt, c.ClaimedAt
+	t.StartedAt = c.ClaimedAt
 	return t
 }
 
@@ -129,7 +127,7 @@ func leaseGroups(req claimRequest, picked []candidate) (claimed []claimedTask, g
 	for i, c := range picked {
 		lease := req.leaseFor(c.Type)
 		groups[lease] = append(groups[lease], int64(c.ID))
-		claimed[i] = c.claimed(req.Owner, lease)
+		claimed[i] = c.claimed()
 	}
 	return claimed, groups
 }

@@ -29,7 +29,9 @@ func TestWorkerClockSkewDoesNotMatter(t *testing.T) {
 		if len(claimed) != 1 || claimed[0].ID != abandoned {
 			t.Fatalf("the dead worker claimed %v, want the abandoned task %d", ids(claimed), abandoned)
 		}
-		leaseUntil := claimed[0].LeaseUntil
+		held, err := b.client.Get(bg, abandoned)
+		dbtest.Must(t, "get the abandoned task", err)
+		leaseUntil := held.LeaseUntil
 
 		var book ledger
 		for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {

@@ -24,9 +24,10 @@ type execution struct {
 	ctx         context.Context
 	cancel      func(cause error)
 	stopTimeout context.CancelFunc
-	// fence stops the execution before its lease could expire when renewals
-	// keep failing: it fires at the last renewal's start + lease - margin.
-	fence *time.Timer
+	// fenceAt is when the worker's fenceWatch stops the execution, in Unix
+	// nanoseconds on the worker's clock: the start of its claim or last
+	// successful renewal + lease - lease/10.
+	fenceAt atomic.Int64
 
 	started  time.Time     // when the handler started, on the worker's clock
 	ran      time.Duration // how long the handler ran
@@ -44,7 +45,7 @@ type execution struct {
 func (w *Worker) startExecutions(claimed []claimedTask, claimStart time.Time, req claimRequest) {
 	execs := make([]*execution, len(claimed))
 	for i, c := range claimed {
-		execs[i] = w.newExecution(c, claimStart, req.leaseFor(c.Type))
+		execs[i] = w.newExecution(c, req.leaseFor(c.Type))
 	}
 	w.mu.Lock()
 	for _, e := range execs {
@@ -53,15 +54,17 @@ func (w *Worker) startExecutions(claimed []claimedTask, claimStart time.Time, re
 	w.running += len(execs)
 	w.mu.Unlock()
 	w.stats.claimed.Add(int64(len(execs)))
+	for _, e := range execs {
+		w.fences.set(e, claimStart) // once registered, where the watch looks
+	}
 	for i, e := range execs {
 		w.engine.observer.TaskStarted(e.task.Type, claimed[i].StartedAt.Sub(claimed[i].AvailableAt))
 		go e.run()
 	}
 }
 
-// newExecution prepares the execution of claimed task c under a lease that
-// started at claimStart.
-func (w *Worker) newExecution(c claimedTask, claimStart time.Time, lease time.Duration) *execution {
+// newExecution prepares the execution of claimed task c under lease.
+func (w *Worker) newExecution(c claimedTask, lease time.Duration) *execution {
 	h := w.handlers[c.Type]
 	e := &execution{
 		w:            w,
@@ -81,22 +84,16 @@ func (w *Worker) newExecution(c claimedTask, claimStart time.Time, lease time.Du
 	ctx, cancel := context.WithCancelCause(w.execParent)
 	e.cancel = cancel
 	e.ctx, e.stopTimeout = context.WithTimeoutCause(ctx, cmp.Or(h.cfg.timeout, w.cfg.MaxExecutionTime), ErrExecutionTimeout)
-	e.fence = time.AfterFunc(e.fenceDelay(claimStart), e.selfFence)
 	return e
-}
-
-// fenceDelay is how long from now the execution may run on a lease that
-// started at leaseStart: until a tenth of the lease before it could expire.
-func (e *execution) fenceDelay(leaseStart time.Time) time.Duration {
-	deadline := leaseStart.Add(e.lease - e.lease/10)
-	return deadline.Sub(e.w.cfg.Clock.Now())
 }
 
 // extendFence moves the self-fencing deadline after a renewal sent at start.
 func (e *execution) extendFence(start time.Time) {
-	e.fence.Reset(e.fenceDelay(start))
+	e.w.fences.set(e, start)
 }
 
+// selfFence stops the execution: its lease could expire before a renewal
+// gets through.
 func (e *execution) selfFence() {
 	if e.ctx.Err() == nil {
 		e.w.stats.selfFenced.Add(1)
@@ -110,7 +107,6 @@ func (e *execution) run() {
 	err := e.callHandler()
 	e.ran = e.w.cfg.Clock.Now().Sub(e.started)
 	e.returned.Store(true)
-	e.fence.Stop()
 	e.w.handlerReturned()
 	if outcome, ended := e.finish(err); ended {
 		e.end(outcome)

@@ -94,12 +94,20 @@ type claimRequest struct {
 	GlobalLimit int                      // 0: none
 }
 
-// claimedTask is a task as a claim leaves it: RUNNING under our lease. A
-// claim reads only what an execution needs: CreatedAt, LastError, Result
-// and FinishedAt stay zero.
+// claimedTask is a task as a claim leaves it, RUNNING under the claimer's
+// lease, with only what an execution needs.
 type claimedTask struct {
-	TaskInfo
-	FreeAttempts int
+	ID             TaskID
+	Type           string
+	Payload        []byte
+	Priority       int
+	AvailableAt    time.Time
+	Attempt        int // the claim's: one more than the row had before it
+	FreeAttempts   int
+	MaxAttempts    int
+	OwnerID        string
+	IdempotencyKey string
+	StartedAt      time.Time // when the claim read it, on the database's clock
 }
 
 // leaseState is what a renewal learned about one execution.

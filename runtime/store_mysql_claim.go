@@ -107,7 +107,7 @@ const claimRounds = 3
 // up to three times the cost of the whole claim under a steady burn-down.
 // Tasks another claim held are excluded from the next round's scan.
 func (c mysqlClaimSource) candidates(ctx context.Context, types []string, limit int) ([]candidate, error) {
-	var out []candidate
+	out := make([]candidate, 0, limit)
 	// No task has id 0: an empty slice would become IN (NULL), which
 	// NOT IN turns into "exclude everything".
 	excluded := []int64{0}
@@ -124,12 +124,9 @@ func (c mysqlClaimSource) candidates(ctx context.Context, types []string, limit 
 		for _, r := range rows {
 			out = append(out, candidate{
 				claimedTask: claimedTask{
-					TaskInfo: TaskInfo{
-						ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
-						Priority: int(r.Priority), AvailableAt: r.AvailableAt, Attempt: int(r.Attempt),
-						MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-					},
-					FreeAttempts: int(r.FreeAttempts),
+					ID: TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
+					AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
+					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
 				},
 				ClaimedAt: r.ClaimedAt,
 			})

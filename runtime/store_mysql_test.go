@@ -50,8 +50,14 @@ func TestClaimOrderAndAvailability(t *testing.T) {
 			t.Errorf("claimed (-want +got):\n%s", diff)
 		}
 		for _, c := range got {
-			if c.Status != StatusRunning || c.Attempt != 1 || c.LeaseOwner != "w1" {
-				t.Errorf("claimed row %d = %s attempt %d owner %q", c.ID, c.Status, c.Attempt, c.LeaseOwner)
+			info, err := b.client.Get(bg, c.ID)
+			dbtest.Must(t, "get", err)
+			// The claim reads the clock a statement before the UPDATE that
+			// stores started_at.
+			if gap := info.StartedAt.Sub(c.StartedAt); c.Attempt != 1 || info.Status != StatusRunning || info.Attempt != 1 ||
+				info.LeaseOwner != "w1" || gap < 0 || gap > time.Second {
+				t.Errorf("claimed %d at attempt %d, started %v; the row reads %s attempt %d owner %q started %v",
+					c.ID, c.Attempt, c.StartedAt, info.Status, info.Attempt, info.LeaseOwner, info.StartedAt)
 			}
 			// The lease is on the database's clock: about one second from now.
 			left := 1000 * b.msUntil(t, "due_at", c.ID)

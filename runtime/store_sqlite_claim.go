@@ -66,16 +66,13 @@ func (s *sqliteStore) claimScanned(ctx context.Context, req claimRequest) ([]cla
 		}
 		c := candidate{
 			claimedTask: claimedTask{
-				TaskInfo: TaskInfo{
-					ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
-					Priority: int(r.Priority), AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt),
-					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-				},
-				FreeAttempts: int(r.FreeAttempts),
+				ID: TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
+				AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
+				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
 			},
 			ClaimedAt: fromMillis(r.ScannedAt),
 		}
-		claimed = append(claimed, c.claimed(req.Owner, req.leaseFor(r.TaskType)))
+		claimed = append(claimed, c.claimed())
 	}
 	return claimed, nil
 }
@@ -172,12 +169,9 @@ func (c sqliteClaimSource) candidates(ctx context.Context, types []string, limit
 	for i, r := range rows {
 		out[i] = candidate{
 			claimedTask: claimedTask{
-				TaskInfo: TaskInfo{
-					ID: TaskID(r.ID), Type: r.TaskType, Status: StatusQueued, Payload: r.Payload,
-					Priority: int(r.Priority), AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt),
-					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-				},
-				FreeAttempts: int(r.FreeAttempts),
+				ID: TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
+				AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
+				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
 			},
 			ClaimedAt: fromMillis(r.ClaimedAt),
 		}

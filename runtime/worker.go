@@ -48,6 +48,8 @@ type Worker struct {
 	// retention and the completion loop.
 	stopPoll, stopLoops chan struct{}
 	pollDone, loopsDone sync.WaitGroup
+	// fences stops executions whose leases renewals no longer extend.
+	fences *fenceWatch
 	// completions feeds the completion loop, which closes completerDone
 	// when it exits.
 	completions   *completionQueue
@@ -60,13 +62,15 @@ func NewWorker(engine *Engine, cfg Config) (*Worker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Worker{
+	w := &Worker{
 		engine:   engine,
 		cfg:      cfg,
 		handlers: map[string]*handler{},
 		wake:     make(chan struct{}, 1),
 		active:   map[leaseRef]*execution{},
-	}, nil
+	}
+	w.fences = newFenceWatch(w)
+	return w, nil
 }
 
 // ID returns the worker's lease owner id.
@@ -192,6 +196,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	}
 	close(w.stopLoops)
 	w.loopsDone.Wait()
+	w.fences.stop()
 	w.cancelRun()
 	return stopErr
 }
