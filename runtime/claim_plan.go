@@ -24,6 +24,11 @@ func (c candidate) claimed() claimedTask {
 	return t
 }
 
+// claimRounds bounds the rounds of a claim that scans for tasks without
+// locking them and then takes them: a round comes up short only when
+// concurrent claims took or hold its tasks.
+const claimRounds = 3
+
 // claimSource is what planClaim reads inside an engine's claim transaction.
 type claimSource interface {
 	// lockLimits serializes the claimers of limited scopes until commit.

@@ -95,10 +95,6 @@ func (c mysqlClaimSource) runningByType(ctx context.Context) (map[string]int, er
 	return running, nil
 }
 
-// claimRounds bounds the scan-and-lock rounds of one candidates call: a
-// round comes up short only when concurrent claims hold its tasks.
-const claimRounds = 3
-
 // candidates locks up to limit claimable tasks of types, in claim order, in
 // rounds of two steps: a plain scan of leasegen_tasks_due names the next
 // tasks, then a locking read by primary key takes those no other claim

@@ -28,17 +28,37 @@ func (s *sqliteStore) claim(ctx context.Context, req claimRequest) ([]claimedTas
 	return claimed, nil
 }
 
-// claimScanned scans for claimable tasks without the write lock, then
-// takes, with one UPDATE per lease length, those still queued at the
-// attempt the scan saw: a task claimed (and perhaps released) by another
-// process since the scan no longer matches. The lock is held for that
-// UPDATE alone, and its affected count tells whether every task was taken;
-// only when some were not are the rows read back.
+// claimScanned claims in rounds of two steps: a scan for claimable tasks
+// without the write lock, then takes of those still queued at the attempt
+// the scan saw, with one UPDATE per lease length (a task another process
+// claimed, or claimed and released, since the scan no longer matches). The
+// lock is held for the UPDATE alone, and its affected count tells whether
+// every task was taken; only when some were not are the rows read back, and
+// another round scans again, for at most claimRounds rounds.
 func (s *sqliteStore) claimScanned(ctx context.Context, req claimRequest) ([]claimedTask, error) {
-	scanned, err := s.q.TaskClaimScan(ctx, s.db, sqlitedb.TaskClaimScanParams{TaskTypes: req.Types, Limit: int64(req.Max)})
-	if err != nil || len(scanned) == 0 {
-		return nil, err
+	var claimed []claimedTask
+	for range claimRounds {
+		want := req.Max - len(claimed)
+		scanned, err := s.q.TaskClaimScan(ctx, s.db, sqlitedb.TaskClaimScanParams{TaskTypes: req.Types, Limit: int64(want)})
+		if err != nil || len(scanned) == 0 {
+			return claimed, err
+		}
+		taken, err := s.takeScanned(ctx, req, scanned)
+		if err != nil {
+			return nil, err
+		}
+		claimed = append(claimed, taken...)
+		if len(taken) == len(scanned) || len(scanned) < want {
+			break // all taken, or the queue has no more
+		}
 	}
+	return claimed, nil
+}
+
+// takeScanned takes the scanned tasks that are still claimable and returns
+// them as the claim leaves them, in the scan's order, which is the claim
+// order.
+func (s *sqliteStore) takeScanned(ctx context.Context, req claimRequest, scanned []sqlitedb.TaskClaimScanRow) ([]claimedTask, error) {
 	groups := map[time.Duration][]int{} // indexes into scanned, by lease
 	for i, r := range scanned {
 		lease := req.leaseFor(r.TaskType)
@@ -58,7 +78,6 @@ func (s *sqliteStore) claimScanned(ctx context.Context, req claimRequest) ([]cla
 			taken[at] = oks[i]
 		}
 	}
-	// In the scan's order, which is the claim order.
 	claimed := make([]claimedTask, 0, len(scanned))
 	for i, r := range scanned {
 		if !taken[i] {
