@@ -8,10 +8,12 @@ import (
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
 )
 
-// insert stores tasks with one INSERT ... RETURNING each: SQLite does not
-// promise RETURNING's row order for a multi-row INSERT, and statements in
-// one local transaction cost microseconds. A batch is atomic: it runs in q's
-// transaction, or in one of its own.
+// insert stores tasks with one INSERT ... RETURNING each, prepared once per
+// call: SQLite does not promise RETURNING's row order for a multi-row
+// INSERT, and a prepared statement in one local transaction costs
+// microseconds a row (compiling it again for every row cost more than
+// running it). A batch is atomic: it runs in q's transaction, or in one of
+// its own.
 func (s *sqliteStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
 	if db, ok := q.(*sql.DB); ok && len(tasks) > 1 {
 		var ids []TaskID
@@ -41,6 +43,11 @@ func (s *sqliteStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]Ta
 }
 
 func (s *sqliteStore) insertEach(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
+	if len(tasks) > 1 {
+		p := &preparedOnce{dbtx: q}
+		defer p.close()
+		q = p
+	}
 	ids := make([]TaskID, len(tasks))
 	for i, t := range tasks {
 		var runAt any
@@ -58,4 +65,35 @@ func (s *sqliteStore) insertEach(ctx context.Context, q dbtx, tasks []newTask) (
 		ids[i] = TaskID(id)
 	}
 	return ids, nil
+}
+
+// preparedOnce hands a sqlc method that runs one query many times a
+// statement prepared at its first run, so that the method's own argument
+// order serves every row. Other methods pass through.
+type preparedOnce struct {
+	dbtx
+	query string
+	stmt  *sql.Stmt
+}
+
+// QueryRowContext runs query through the prepared statement; when it
+// cannot be prepared, the plain call reports why.
+func (p *preparedOnce) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if p.stmt == nil {
+		stmt, err := p.dbtx.PrepareContext(ctx, query)
+		if err != nil {
+			return p.dbtx.QueryRowContext(ctx, query, args...)
+		}
+		p.query, p.stmt = query, stmt
+	}
+	if query != p.query {
+		return p.dbtx.QueryRowContext(ctx, query, args...)
+	}
+	return p.stmt.QueryRowContext(ctx, args...)
+}
+
+func (p *preparedOnce) close() {
+	if p.stmt != nil {
+		_ = p.stmt.Close()
+	}
 }
