@@ -10,6 +10,11 @@ import (
 // Config.PollInterval, so an idle worker polls once per PollInterval.
 const minPollWait = 10 * time.Millisecond
 
+// maxClaimBatch bounds the tasks one claim takes: its statements name every
+// task it takes (SQLite allows 32,766 parameters a statement), and a bigger
+// batch saves little.
+const maxClaimBatch = 1000
+
 // claimLinger is how long a busy worker lets slots free up before it claims
 // for only a few of them: one claim for many slots costs the database about
 // what a claim for one does.
@@ -107,7 +112,7 @@ func (w *Worker) poll(req *claimRequest, p *pollState, woken bool) (wait time.Du
 			return p.nothing(), false
 		}
 	}
-	req.Max = free
+	req.Max = min(free, maxClaimBatch)
 	n, err := w.claimAndStart(*req)
 	switch {
 	case err != nil:
@@ -117,7 +122,7 @@ func (w *Worker) poll(req *claimRequest, p *pollState, woken bool) (wait time.Du
 		return p.nothing(), false
 	}
 	p.found()
-	if n == free {
+	if n == req.Max {
 		return 0, false // maybe more: claim again at once
 	}
 	return minPollWait, false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
@@ -18,25 +19,32 @@ func (s *sqliteStore) claimable(ctx context.Context, types []string) (bool, erro
 	return ok, nil
 }
 
-// renew extends the leases in one UPDATE ... RETURNING: the rows it returns
-// are the executions that still hold their task.
+// sqliteRenewChunk is the most leases one renewal statement extends.
+const sqliteRenewChunk = 10000
+
+// renew extends the leases in one UPDATE ... RETURNING (per 10,000): the
+// rows it returns are the executions that still hold their task.
 func (s *sqliteStore) renew(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]leaseState, error) {
-	ids := make([]int64, len(refs))
-	for i, r := range refs {
-		ids[i] = int64(r.ID)
-	}
-	var rows []sqlitedb.TaskRenewManyRow
-	err := s.retry(ctx, func() error {
-		var err error
-		rows, err = s.q.TaskRenewMany(ctx, s.db, sqlitedb.TaskRenewManyParams{Column1: millis(lease), LeaseOwner: nullString(owner), Ids: ids})
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: renew %d leases: %w", len(refs), err)
-	}
-	renewed := make(map[leaseRef]Status, len(rows))
-	for _, r := range rows {
-		renewed[leaseRef{ID: TaskID(r.ID), Attempt: int(r.Attempt)}] = Status(r.Status)
+	renewed := make(map[leaseRef]Status, len(refs))
+	// One statement for up to sqliteRenewChunk leases: SQLite allows
+	// 32,766 parameters a statement.
+	for chunk := range slices.Chunk(refs, sqliteRenewChunk) {
+		ids := make([]int64, len(chunk))
+		for i, r := range chunk {
+			ids[i] = int64(r.ID)
+		}
+		var rows []sqlitedb.TaskRenewManyRow
+		err := s.retry(ctx, func() error {
+			var err error
+			rows, err = s.q.TaskRenewMany(ctx, s.db, sqlitedb.TaskRenewManyParams{Column1: millis(lease), LeaseOwner: nullString(owner), Ids: ids})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("leasegen: renew %d leases: %w", len(refs), err)
+		}
+		for _, r := range rows {
+			renewed[leaseRef{ID: TaskID(r.ID), Attempt: int(r.Attempt)}] = Status(r.Status)
+		}
 	}
 	states := make([]leaseState, len(refs))
 	for i, ref := range refs {

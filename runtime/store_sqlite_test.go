@@ -43,3 +43,35 @@ func TestSQLiteTakeSkipsTasksClaimedSinceTheScan(t *testing.T) {
 		}
 	}
 }
+
+// A renewal of more leases than one SQLite statement may name (32,766
+// parameters) renews them all, in chunks.
+func TestSQLiteRenewsMoreLeasesThanOneStatementNames(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("claims 10,500 tasks")
+	}
+	b := setupEngine(t, kindSQLite)
+	const n = sqliteRenewChunk + 500
+	reqs := make([]Request, n)
+	for i := range reqs {
+		reqs[i] = Request{Type: "a"}
+	}
+	_, err := b.client.EnqueueMany(bg, reqs)
+	dbtest.Must(t, "enqueue", err)
+	var refs []leaseRef
+	for len(refs) < n {
+		claimed := b.claim(t, "w", maxClaimBatch, "a")
+		if len(claimed) == 0 {
+			t.Fatalf("claimed %d of %d", len(refs), n)
+		}
+		refs = append(refs, refsOf(claimed)...)
+	}
+	states, err := b.engine.store.renew(bg, "w", time.Minute, refs)
+	dbtest.Must(t, "renew", err)
+	for i, st := range states {
+		if !st.Held {
+			t.Fatalf("lease %d of %d not held after the renewal", i, n)
+		}
+	}
+}
