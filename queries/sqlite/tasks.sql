@@ -80,13 +80,14 @@ UPDATE leasegen_tasks SET
 WHERE id IN (sqlc.slice(ids));
 
 -- name: TaskRenewMany :many
--- One statement: the rows it returns are the leases still held.
+-- One statement: the rows it returns are the leases still held. The unary
+-- + keeps the planner on the primary key (see claimTakeSQL).
 UPDATE leasegen_tasks SET
   due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-WHERE lease_owner = ?
-  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+WHERE +lease_owner = ?
+  AND +status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND +due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
   AND id IN (sqlc.slice(ids))
 RETURNING id, attempt, status;
 

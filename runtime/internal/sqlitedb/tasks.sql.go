@@ -839,9 +839,9 @@ const taskRenewMany = `-- name: TaskRenewMany :many
 UPDATE leasegen_tasks SET
   due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-WHERE lease_owner = ?
-  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
-  AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+WHERE +lease_owner = ?
+  AND +status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND +due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
   AND id IN (/*SLICE:ids*/?)
 RETURNING id, attempt, status
 `
@@ -858,7 +858,8 @@ type TaskRenewManyRow struct {
 	Status  string
 }
 
-// One statement: the rows it returns are the leases still held.
+// One statement: the rows it returns are the leases still held. The unary
+// + keeps the planner on the primary key (see claimTakeSQL).
 func (q *Queries) TaskRenewMany(ctx context.Context, db DBTX, arg TaskRenewManyParams) ([]TaskRenewManyRow, error) {
 	query := taskRenewMany
 	var queryParams []interface{}
