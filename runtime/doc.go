@@ -33,11 +33,12 @@
 //	w.Start(ctx)
 //	defer w.Stop(shutdownCtx) // drains, renewing leases; then cancels and releases
 //
-// A worker claims tasks for its free slots in one short transaction
-// (SELECT ... FOR UPDATE SKIP LOCKED in the claim index's order, one
-// UPDATE), renews all its leases in one statement per heartbeat, completes
-// the tasks that finished together in one fenced statement, and recovers
-// expired leases of dead workers in batches. An idle worker costs the
+// A worker claims tasks for its free slots, up to 1,000 at a time, in one
+// short transaction (a plain read of the next task ids in claim order, a
+// SELECT ... FOR UPDATE SKIP LOCKED of those ids, one UPDATE), renews all
+// its leases in one statement per heartbeat, completes the tasks that
+// finished together in one fenced statement, and recovers expired leases of
+// dead workers in batches. An idle worker costs the
 // database one index lookup per PollInterval. Every lease instant is
 // computed by the database's clock; worker clocks never matter.
 //
