@@ -159,15 +159,7 @@ func recoveryOutcome(status Status, attempt, free, maxAttempts int) string {
 // UPDATE ... RETURNING).
 func (s *mysqlStore) completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error) {
 	query, args := completeManySQL(owner, reqs, mysqlDialect)
-	var n int64
-	err := s.retry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: complete %d tasks: %w", len(reqs), err)
 	}

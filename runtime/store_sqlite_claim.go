@@ -80,18 +80,9 @@ func (s *sqliteStore) takeScanned(ctx context.Context, req claimRequest, scanned
 	}
 	claimed := make([]claimedTask, 0, len(scanned))
 	for i, r := range scanned {
-		if !taken[i] {
-			continue
+		if taken[i] {
+			claimed = append(claimed, scannedCandidate(r).claimed())
 		}
-		c := candidate{
-			claimedTask: claimedTask{
-				ID: TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
-				AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
-				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-			},
-			ClaimedAt: fromMillis(r.ScannedAt),
-		}
-		claimed = append(claimed, c.claimed())
 	}
 	return claimed, nil
 }
@@ -100,15 +91,7 @@ func (s *sqliteStore) takeScanned(ctx context.Context, req claimRequest, scanned
 // under owner's lease, and reports which it took.
 func (s *sqliteStore) take(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]bool, error) {
 	query, args := claimTakeSQL(owner, lease, refs)
-	var n int64
-	err := s.retry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
 	if err != nil {
 		return nil, err
 	}
@@ -180,20 +163,25 @@ func (c sqliteClaimSource) runningByType(ctx context.Context) (map[string]int, e
 }
 
 func (c sqliteClaimSource) candidates(ctx context.Context, types []string, limit int) ([]candidate, error) {
-	rows, err := c.s.q.TaskClaimCandidates(ctx, c.conn, sqlitedb.TaskClaimCandidatesParams{TaskTypes: types, Limit: int64(limit)})
+	rows, err := c.s.q.TaskClaimScan(ctx, c.conn, sqlitedb.TaskClaimScanParams{TaskTypes: types, Limit: int64(limit)})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]candidate, len(rows))
 	for i, r := range rows {
-		out[i] = candidate{
-			claimedTask: claimedTask{
-				ID: TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
-				AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
-				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-			},
-			ClaimedAt: fromMillis(r.ClaimedAt),
-		}
+		out[i] = scannedCandidate(r)
 	}
 	return out, nil
+}
+
+// scannedCandidate is a scanned row as a claim may take it.
+func scannedCandidate(r sqlitedb.TaskClaimScanRow) candidate {
+	return candidate{
+		claimedTask: claimedTask{
+			ID: TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
+			AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
+			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+		},
+		ClaimedAt: fromMillis(r.ScannedAt),
+	}
 }

@@ -157,15 +157,7 @@ func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key s
 // affected count instead of RETURNING rows saves a tenth of the statement.
 func (s *sqliteStore) completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error) {
 	query, args := completeManySQL(owner, reqs, sqliteDialect)
-	var n int64
-	err := s.retry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: complete %d tasks: %w", len(reqs), err)
 	}

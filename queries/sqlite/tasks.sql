@@ -44,24 +44,14 @@ WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY task_type;
 
 -- name: TaskClaimScan :many
--- The first step of a claim without concurrency limits, outside the write
--- lock (WAL readers never wait): the next claimable tasks in claim order,
--- with what an execution needs. The second step, under the lock, claims
--- those still queued at the attempt seen here (claimTakeSQL).
+-- The next claimable tasks in claim order (leasegen_tasks_queue), with what
+-- an execution needs. A claim without concurrency limits reads them outside
+-- the write lock (WAL readers never wait) and then, under the lock, claims
+-- those still queued at the attempt seen here (claimTakeSQL); a claim under
+-- limits reads them in the write transaction that counted the running
+-- tasks, and marks them (TaskClaimMark).
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
        max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
-FROM leasegen_tasks
-WHERE status = 'QUEUED'
-  AND task_type IN (sqlc.slice(task_types))
-  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-ORDER BY priority DESC, due_at, id
-LIMIT ?;
-
--- name: TaskClaimCandidates :many
--- A claim under concurrency limits, inside the write transaction that
--- counts the running tasks: walks leasegen_tasks_queue in claim order.
-SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS claimed_at
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))

@@ -52,84 +52,6 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 	return result.RowsAffected()
 }
 
-const taskClaimCandidates = `-- name: TaskClaimCandidates :many
-SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS claimed_at
-FROM leasegen_tasks
-WHERE status = 'QUEUED'
-  AND task_type IN (/*SLICE:task_types*/?)
-  AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-ORDER BY priority DESC, due_at, id
-LIMIT ?
-`
-
-type TaskClaimCandidatesParams struct {
-	TaskTypes []string
-	Limit     int64
-}
-
-type TaskClaimCandidatesRow struct {
-	ID             int64
-	TaskType       string
-	Payload        []byte
-	Priority       int64
-	AvailableAt    int64
-	Attempt        int64
-	FreeAttempts   int64
-	MaxAttempts    int64
-	OwnerID        string
-	IdempotencyKey sql.NullString
-	ClaimedAt      int64
-}
-
-// A claim under concurrency limits, inside the write transaction that
-// counts the running tasks: walks leasegen_tasks_queue in claim order.
-func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClaimCandidatesParams) ([]TaskClaimCandidatesRow, error) {
-	query := taskClaimCandidates
-	var queryParams []interface{}
-	if len(arg.TaskTypes) > 0 {
-		for _, v := range arg.TaskTypes {
-			queryParams = append(queryParams, v)
-		}
-		query = strings.Replace(query, "/*SLICE:task_types*/?", strings.Repeat(",?", len(arg.TaskTypes))[1:], 1)
-	} else {
-		query = strings.Replace(query, "/*SLICE:task_types*/?", "NULL", 1)
-	}
-	queryParams = append(queryParams, arg.Limit)
-	rows, err := db.QueryContext(ctx, query, queryParams...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []TaskClaimCandidatesRow
-	for rows.Next() {
-		var i TaskClaimCandidatesRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.TaskType,
-			&i.Payload,
-			&i.Priority,
-			&i.AvailableAt,
-			&i.Attempt,
-			&i.FreeAttempts,
-			&i.MaxAttempts,
-			&i.OwnerID,
-			&i.IdempotencyKey,
-			&i.ClaimedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const taskClaimMark = `-- name: TaskClaimMark :exec
 UPDATE leasegen_tasks SET
   status = 'RUNNING',
@@ -194,10 +116,12 @@ type TaskClaimScanRow struct {
 	ScannedAt      int64
 }
 
-// The first step of a claim without concurrency limits, outside the write
-// lock (WAL readers never wait): the next claimable tasks in claim order,
-// with what an execution needs. The second step, under the lock, claims
-// those still queued at the attempt seen here (claimTakeSQL).
+// The next claimable tasks in claim order (leasegen_tasks_queue), with what
+// an execution needs. A claim without concurrency limits reads them outside
+// the write lock (WAL readers never wait) and then, under the lock, claims
+// those still queued at the attempt seen here (claimTakeSQL); a claim under
+// limits reads them in the write transaction that counted the running
+// tasks, and marks them (TaskClaimMark).
 func (q *Queries) TaskClaimScan(ctx context.Context, db DBTX, arg TaskClaimScanParams) ([]TaskClaimScanRow, error) {
 	query := taskClaimScan
 	var queryParams []interface{}

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -98,6 +100,21 @@ func anyResult(reqs []completionRequest) bool {
 		}
 	}
 	return false
+}
+
+// rowsAffected runs a grouped write with retry and returns how many rows it
+// changed.
+func rowsAffected(ctx context.Context, retry func(context.Context, func() error) error, db *sql.DB, query string, args []any) (int64, error) {
+	var n int64
+	err := retry(ctx, func() error {
+		res, err := db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }
 
 // rowState is what a read-back after a grouped write learns of one row.
