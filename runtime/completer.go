@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -86,8 +87,8 @@ func (w *Worker) completeLoop() {
 		case <-w.stopLoops:
 			// Stop waits for the executions first: whatever is left came
 			// from handlers that outlived it.
-			for rest := q.stop(); len(rest) > 0; rest = rest[min(len(rest), maxCompletionBatch):] {
-				w.completeBatch(rest[:min(len(rest), maxCompletionBatch)])
+			for batch := range slices.Chunk(q.stop(), maxCompletionBatch) {
+				w.completeBatch(batch)
 			}
 			return
 		}
@@ -105,7 +106,11 @@ func (w *Worker) completeLoop() {
 // lingerForCompletions waits up to completionLinger while the queued
 // completions are fewer than the handlers still running.
 func (w *Worker) lingerForCompletions() {
-	if queued := w.completions.len(); queued >= maxCompletionBatch || queued >= w.runningHandlers() {
+	enough := func() bool {
+		queued := w.completions.len()
+		return queued >= maxCompletionBatch || queued >= w.runningHandlers()
+	}
+	if enough() {
 		return
 	}
 	timer := time.NewTimer(completionLinger)
@@ -115,7 +120,7 @@ func (w *Worker) lingerForCompletions() {
 		case <-timer.C:
 			return
 		case <-w.completions.ready:
-			if queued := w.completions.len(); queued >= maxCompletionBatch || queued >= w.runningHandlers() {
+			if enough() {
 				return
 			}
 		}

@@ -105,9 +105,6 @@ func openEngine(kind, target string) (*sql.DB, *runtime.Engine, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if os.Getenv("ONECONN") != "" {
-			db.SetMaxOpenConns(1)
-		}
 		return db, runtime.SQLite(db), nil
 	}
 	db, err := sql.Open("mysql", target)
