@@ -28,6 +28,9 @@ type mysqlStore struct {
 	// consecutiveIDs is true when a multi-row INSERT gets consecutive ids
 	// (innodb_autoinc_lock_mode 0 or 1).
 	consecutiveIDs bool
+	// idleVariable is the session variable that bounds an idle
+	// transaction (idleTimeoutVariable).
+	idleVariable string
 }
 
 func newMySQLStore(db *sql.DB, onRetry func()) *mysqlStore {
@@ -69,6 +72,9 @@ func (s *mysqlStore) check(ctx context.Context) error {
 	}
 	if !probe.Equal(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)) {
 		return fmt.Errorf("leasegen: the MySQL driver parses times in %s: use loc=UTC in the DSN", probe.Location())
+	}
+	if s.idleVariable, err = idleTimeoutVariable(ctx, s.db); err != nil {
+		return fmt.Errorf("leasegen: checking the MySQL session: %w", err)
 	}
 	s.returning = isMariaDB(version)
 	s.consecutiveIDs = lockMode <= 1
@@ -210,20 +216,6 @@ func withRetry(ctx context.Context, conflict func(error) bool, onRetry func(), o
 		}
 	}
 	return err
-}
-
-// inTx runs fn in a READ COMMITTED transaction: its gap locks would otherwise
-// block concurrent enqueues.
-func inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 func isMariaDB(version string) bool { return strings.Contains(version, "MariaDB") }

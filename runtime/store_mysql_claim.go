@@ -34,7 +34,7 @@ func (s *mysqlStore) claimable(ctx context.Context, types []string) (bool, error
 func (s *mysqlStore) claim(ctx context.Context, req claimRequest) ([]claimedTask, error) {
 	var claimed []claimedTask
 	err := s.retry(ctx, func() error {
-		return inTx(ctx, s.db, func(tx *sql.Tx) error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
 			var err error
 			claimed, err = s.claimTx(ctx, tx, req)
 			return err

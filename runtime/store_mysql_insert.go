@@ -35,9 +35,9 @@ func (s *mysqlStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]Tas
 		}
 		return []TaskID{TaskID(id)}, nil
 	}
-	if db, ok := q.(*sql.DB); ok && len(tasks) > 1 {
+	if _, ok := q.(*sql.DB); ok && len(tasks) > 1 {
 		var ids []TaskID
-		err := inTx(ctx, db, func(tx *sql.Tx) error {
+		err := s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
 			var err error
 			ids, err = s.insertChunks(ctx, tx, tasks)
 			return err

@@ -119,7 +119,7 @@ func (s *mysqlStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTa
 	var recovered []recoveredTask
 	err := s.retry(ctx, func() error {
 		recovered = nil
-		return inTx(ctx, s.db, func(tx *sql.Tx) error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
 			rows, err := s.q.TaskRecoverCandidates(ctx, tx, mysqldb.TaskRecoverCandidatesParams{Limit: int32(batch)})
 			if err != nil || len(rows) == 0 {
 				return err

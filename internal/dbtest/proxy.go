@@ -1,6 +1,7 @@
 package dbtest
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"sync"
@@ -10,7 +11,9 @@ import (
 )
 
 // Proxy forwards TCP connections to a MySQL server and can stop forwarding,
-// to stall or cut off one client without touching the others.
+// to stall or cut off one client without touching the others. While it is
+// paused it also holds back closes, as a real partition does: a client that
+// gives up and closes its connection leaves the server's session open.
 type Proxy struct {
 	ln     net.Listener
 	target string
@@ -19,6 +22,10 @@ type Proxy struct {
 	paused bool
 	resume chan struct{}
 	conns  map[net.Conn]bool
+	// cutAfter, when set, is a statement text: once a client sends it, its
+	// reply is forwarded and then the proxy pauses, closing cut.
+	cutAfter []byte
+	cut      chan struct{}
 }
 
 // NewProxy listens on a loopback port and forwards to the server of
@@ -58,6 +65,16 @@ func (p *Proxy) Pause() {
 	p.paused = true
 }
 
+// CutAfter arms a cut at an exact point of a client's work: after the next
+// statement containing text has gone to the server and its reply has come
+// back, the proxy pauses. The returned channel is closed at that moment.
+func (p *Proxy) CutAfter(text string) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cutAfter, p.cut = []byte(text), make(chan struct{})
+	return p.cut
+}
+
 // Resume forwards again.
 func (p *Proxy) Resume() {
 	p.mu.Lock()
@@ -89,9 +106,13 @@ func (p *Proxy) serve(client net.Conn) {
 	p.conns[client], p.conns[server] = true, true
 	p.mu.Unlock()
 	done := make(chan struct{}, 2)
-	go func() { p.pipe(server, client); done <- struct{}{} }()
-	go func() { p.pipe(client, server); done <- struct{}{} }()
+	// replyCuts is signalled when this connection sent the armed statement:
+	// the server's next reply is the last thing forwarded.
+	replyCuts := make(chan struct{}, 1)
+	go func() { p.pipe(server, client, replyCuts, nil); done <- struct{}{} }()
+	go func() { p.pipe(client, server, nil, replyCuts); done <- struct{}{} }()
 	<-done
+	p.waitResumed() // a close in a partition reaches nobody
 	client.Close()
 	server.Close()
 	p.mu.Lock()
@@ -100,21 +121,56 @@ func (p *Proxy) serve(client net.Conn) {
 	p.mu.Unlock()
 }
 
-// pipe copies src to dst, waiting before each write while paused.
-func (p *Proxy) pipe(dst io.Writer, src io.Reader) {
+// pipe copies src to dst, waiting before each write while paused. A pipe
+// towards the server signals sent when it forwards the armed statement; the
+// pipe back pauses the proxy after the next reply it forwards once cutNext
+// is signalled.
+func (p *Proxy) pipe(dst io.Writer, src io.Reader, sent chan<- struct{}, cutNext <-chan struct{}) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.waitResumed()
+			cutting := false
+			if cutNext != nil {
+				select {
+				case <-cutNext:
+					cutting = true
+				default:
+				}
+			}
+			if sent != nil && p.armed(buf[:n]) {
+				sent <- struct{}{} // before the server can reply
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
+			}
+			if cutting {
+				p.pauseForCut()
 			}
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// armed reports, and disarms, a chunk that carries the armed statement.
+func (p *Proxy) armed(chunk []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cutAfter == nil || !bytes.Contains(chunk, p.cutAfter) {
+		return false
+	}
+	p.cutAfter = nil
+	return true
+}
+
+func (p *Proxy) pauseForCut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paused = true
+	close(p.cut)
 }
 
 func (p *Proxy) waitResumed() {

@@ -1,0 +1,138 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+)
+
+// cutRun is a fleet of healthy workers plus one worker whose every
+// connection goes through a proxy that cuts it off at a chosen statement,
+// holding back its closes as a partition does. Each handler writes its
+// effect and completes in one transaction (idempotent ones through
+// RunIdempotent).
+type cutRun struct {
+	b     *testBundle
+	book  ledger
+	proxy *dbtest.Proxy
+	cut   *Worker
+	tasks int
+}
+
+// newCutRun enqueues n tasks of ms milliseconds and starts healthy workers
+// and the cut-off one, all with cfg.
+func newCutRun(t *testing.T, n, healthy int, ms int, cfg Config, idempotent bool) *cutRun {
+	t.Helper()
+	b := setup(t)
+	b.db.Exec(t, effectsTable)
+	reqs := make([]Request, n)
+	for i := range reqs {
+		reqs[i] = Request{Type: "work", Payload: fmt.Appendf(nil, "%d", ms), Options: []EnqueueOption{WithMaxAttempts(100)}}
+	}
+	_, err := b.client.EnqueueMany(bg, reqs)
+	dbtest.Must(t, "enqueue", err)
+	r := &cutRun{b: b, proxy: dbtest.NewProxy(t, b.db.DSN), tasks: n}
+	for i := range healthy + 1 {
+		cfg.WorkerID = fmt.Sprintf("w%d", i)
+		db := b.db.Open(t)
+		if i == healthy {
+			cfg.WorkerID = "cut"
+			db = openDSN(t, r.proxy.DSN(t, b.db.DSN))
+		}
+		w, err := NewWorker(MySQL(db), cfg)
+		dbtest.Must(t, "worker", err)
+		owner := cfg.WorkerID
+		dbtest.Must(t, "handle", w.Handle("work", func(ctx context.Context, task *Task) error {
+			i := r.book.start(task, owner)
+			defer func() {
+				if r.book.intervals()[i].End.IsZero() {
+					r.book.end(i)
+				}
+			}()
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			if !idempotent {
+				return commitEffect(ctx, db, task, owner, func() { r.book.end(i) })
+			}
+			return RunIdempotent(ctx, task, "", func(ctx context.Context, tx *sql.Tx) error {
+				_, err := tx.ExecContext(ctx, "INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, ?)", task.ID, task.Attempt, owner)
+				return err
+			})
+		}, WithBackoff(fastBackoff)))
+		dbtest.Must(t, "start", w.Start(bg))
+		if owner == "cut" {
+			r.cut = w
+		}
+		t.Cleanup(func() {
+			r.proxy.Resume()
+			ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+			defer cancel()
+			_ = w.Stop(ctx)
+		})
+	}
+	return r
+}
+
+// longestHealthyGap is the longest time in [from, to] in which no healthy
+// worker's handler started.
+func (r *cutRun) longestHealthyGap(from, to time.Time) time.Duration {
+	starts := []time.Time{from, to}
+	for _, iv := range r.book.intervals() {
+		if iv.Owner != "cut" && iv.Start.After(from) && iv.Start.Before(to) {
+			starts = append(starts, iv.Start)
+		}
+	}
+	slices.SortFunc(starts, time.Time.Compare)
+	var longest time.Duration
+	for i := 1; i < len(starts); i++ {
+		longest = max(longest, starts[i].Sub(starts[i-1]))
+	}
+	return longest
+}
+
+func (r *cutRun) waitSucceeded(t *testing.T, want int, timeout time.Duration) {
+	t.Helper()
+	(&faultRun{b: r.b}).waitFinished(t, want, timeout)
+}
+
+// A worker cut off right after it locked the global limit row (a claim's
+// SELECT ... FOR UPDATE answered, then nothing more reaches the server or
+// comes back, and no close either) stops the other workers' claims only
+// until the server ends its idle session, claimSessionIdle later, not for as
+// long as the cut lasts. Nothing is lost and nothing runs twice at once.
+func TestFaultCutAtLimitLock(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	// Claims wait for the limit row up to a lease: longer than the bound.
+	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
+	cfg.GlobalLimit, cfg.MaxConcurrency = 8, 8
+	r := newCutRun(t, 4000, 2, 5, cfg, false)
+	r.waitSucceeded(t, 100, time.Minute)
+
+	const cutFor = 8 * time.Second
+	cut := r.proxy.CutAfter("FROM leasegen_limits")
+	select {
+	case <-cut:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cut-off worker never locked the limit row")
+	}
+	cutAt := time.Now()
+	time.Sleep(cutFor)
+	healedAt := time.Now()
+	r.proxy.Resume()
+	gap := r.longestHealthyGap(cutAt, healedAt)
+
+	r.waitSucceeded(t, r.tasks, 2*time.Minute)
+	checkEffects(t, r.b.db, r.tasks)
+	reran := checkLedger(t, r.book.intervals())
+	if bound := claimSessionIdle + 1500*time.Millisecond; gap > bound {
+		t.Errorf("no healthy worker started a task for %s of an %s cut at the limit lock; bound %s (the server's idle timeout for the claim session, %s, plus a claim)",
+			gap.Round(time.Millisecond), cutFor, bound, claimSessionIdle)
+	}
+	t.Logf("cut at the limit lock for %s: the healthy workers' longest pause in task starts %s (session idle bound %s); %d tasks ran again, 0 lost",
+		cutFor, gap.Round(time.Millisecond), claimSessionIdle, reran)
+}
