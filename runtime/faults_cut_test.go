@@ -49,15 +49,18 @@ func newCutRun(t *testing.T, n, healthy int, ms int, cfg Config, idempotent bool
 		owner := cfg.WorkerID
 		dbtest.Must(t, "handle", w.Handle("work", func(ctx context.Context, task *Task) error {
 			i := r.book.start(task, owner)
-			defer func() {
-				if r.book.intervals()[i].End.IsZero() {
-					r.book.end(i)
-				}
-			}()
 			time.Sleep(time.Duration(ms) * time.Millisecond)
 			if !idempotent {
-				return commitEffect(ctx, db, task, owner, func() { r.book.end(i) })
+				err := commitEffect(ctx, db, task, owner, func() { r.book.end(i) })
+				if err != nil && r.book.intervals()[i].End.IsZero() {
+					r.book.end(i)
+				}
+				return err
 			}
+			// The execution holds the task until its context ends: after its
+			// commit, or when it self-fences (a COMMIT held up by the cut
+			// may still be in flight then).
+			context.AfterFunc(ctx, func() { r.book.end(i) })
 			return RunIdempotent(ctx, task, "", func(ctx context.Context, tx *sql.Tx) error {
 				_, err := tx.ExecContext(ctx, "INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, ?)", task.ID, task.Attempt, owner)
 				return err
@@ -135,4 +138,54 @@ func TestFaultCutAtLimitLock(t *testing.T) {
 	}
 	t.Logf("cut at the limit lock for %s: the healthy workers' longest pause in task starts %s (session idle bound %s); %d tasks ran again, 0 lost",
 		cutFor, gap.Round(time.Millisecond), claimSessionIdle, reran)
+}
+
+// A worker cut off inside an idempotent handler's transaction, after its
+// fenced completion and before its COMMIT, holds the task's row lock only
+// until the server ends the idle session (lease + 1s): then the
+// transaction rolls back, the task is recovered and runs once more
+// elsewhere, while the cut still lasts, and its effect exists exactly once.
+func TestFaultCutBeforeIdempotentCommit(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig() // lease 1s
+	cfg.MaxConcurrency = 4
+	r := newCutRun(t, 600, 1, 20, cfg, true)
+	r.waitSucceeded(t, 50, time.Minute)
+
+	const cutFor = 10 * time.Second
+	cut := r.proxy.CutAfter("status = 'SUCCESS'")
+	select {
+	case <-cut:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cut-off worker never completed a task")
+	}
+	cutAt := time.Now()
+	// The tasks the cut-off worker held, the one in its COMMIT among them.
+	rows, err := r.b.db.DB.Query("SELECT id FROM leasegen_tasks WHERE lease_owner = 'cut' AND status IN ('RUNNING', 'CANCEL_REQUESTED')")
+	dbtest.Must(t, "held tasks", err)
+	var held []TaskID
+	for rows.Next() {
+		var id TaskID
+		dbtest.Must(t, "scan", rows.Scan(&id))
+		held = append(held, id)
+	}
+	dbtest.Must(t, "held tasks", rows.Err())
+	if len(held) == 0 {
+		t.Fatal("the cut-off worker held no task at the cut")
+	}
+	bound := cfg.LeaseTimeout + time.Second + time.Second + cfg.RecoveryInterval + cfg.PollInterval + time.Second
+	for _, id := range held {
+		r.b.waitStatus(t, id, StatusSuccess, bound)
+	}
+	doneIn := time.Since(cutAt)
+	if doneIn >= cutFor {
+		t.Fatalf("the held tasks finished %s after the cut, not before it healed", doneIn)
+	}
+	time.Sleep(cutFor - doneIn)
+	r.proxy.Resume()
+	r.waitSucceeded(t, r.tasks, 2*time.Minute)
+	checkEffects(t, r.b.db, r.tasks)
+	reran := checkLedger(t, r.book.intervals())
+	t.Logf("cut before an idempotent COMMIT: the %d tasks the cut-off worker held finished elsewhere %s after the cut (bound %s, cut %s); %d ran again, every effect once",
+		len(held), doneIn.Round(time.Millisecond), bound, cutFor, reran)
 }

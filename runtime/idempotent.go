@@ -38,10 +38,11 @@ func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context
 		return Permanent(fmt.Errorf("%w: %s idempotency key is %d bytes, the limit is %d", ErrInvalidTask, t.Type, len(key), maxKeyLen))
 	}
 	engine := t.exec.w.engine
-	tx, err := engine.db.BeginTx(ctx, nil)
+	tx, done, err := engine.store.beginExecutionTx(ctx, t.exec.lease)
 	if err != nil {
 		return err
 	}
+	defer done()
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	first := true
 	if key != "" {

@@ -53,6 +53,10 @@ type store interface {
 	stats(ctx context.Context) (QueueStats, error)
 	migrationStatus(ctx context.Context) (map[int]time.Time, error)
 
+	// beginExecutionTx begins the transaction of an idempotent execution
+	// under lease. done, called once the transaction ended, hands its
+	// connection back.
+	beginExecutionTx(ctx context.Context, lease time.Duration) (tx *sql.Tx, done func(), err error)
 	// recordKey records an idempotency key in the caller's transaction and
 	// reports whether it was new.
 	recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (bool, error)

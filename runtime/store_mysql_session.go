@@ -42,6 +42,17 @@ func idleTimeoutVariable(ctx context.Context, db *sql.DB) (string, error) {
 	return "", err
 }
 
+// beginExecutionTx begins an idempotent execution's transaction on a session
+// the server ends after lease + 1s without a statement: a worker cut off
+// between the handler's writes (or the fenced completion) and its COMMIT
+// holds the task's row, and the handler's, no longer than that. A handler
+// must not leave its transaction idle that long (slow work belongs before
+// it); a worker that cannot renew stops the execution before then, and the
+// end of its context rolls the transaction back.
+func (s *mysqlStore) beginExecutionTx(ctx context.Context, lease time.Duration) (*sql.Tx, func(), error) {
+	return s.beginBounded(ctx, lease+time.Second, nil)
+}
+
 // boundedTx runs fn in a READ COMMITTED transaction whose session the server
 // ends after idle without a statement (see claimSessionIdle).
 func (s *mysqlStore) boundedTx(ctx context.Context, idle time.Duration, fn func(tx *sql.Tx) error) error {

@@ -144,6 +144,13 @@ func (s *sqliteStore) recoverBatch(ctx context.Context, batch int) ([]recoveredT
 	return recovered, nil
 }
 
+// beginExecutionTx begins an ordinary transaction: SQLite has no network
+// between the worker and its sessions.
+func (s *sqliteStore) beginExecutionTx(ctx context.Context, _ time.Duration) (*sql.Tx, func(), error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	return tx, func() {}, err
+}
+
 func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (bool, error) {
 	n, err := s.q.IdempotencyKeyRecord(ctx, tx, sqlitedb.IdempotencyKeyRecordParams{TaskType: taskType, IdemKey: key, TaskID: int64(id)})
 	if err != nil {
