@@ -147,6 +147,43 @@ func (w *Worker) claimAndStart(req claimRequest) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	w.startExecutions(claimed, start, req)
-	return len(claimed), nil
+	return w.startClaimed(claimed, start, req), nil
+}
+
+// startClaimed starts the claimed tasks whose leases, begun no earlier
+// than claimStart, are not yet past their self-fence point, and hands the
+// others back unstarted without using an attempt: a claim whose reply came
+// that late (a stalled database or network) must not call handlers with a
+// context that is already done. It returns how many it started.
+func (w *Worker) startClaimed(claimed []claimedTask, claimStart time.Time, req claimRequest) int {
+	now := w.cfg.Clock.Now()
+	var late []leaseRef
+	live := claimed[:0:0]
+	for _, c := range claimed {
+		lease := req.leaseFor(c.Type)
+		if now.Before(claimStart.Add(lease - lease/10)) {
+			live = append(live, c)
+		} else {
+			late = append(late, leaseRef{ID: c.ID, Attempt: c.Attempt})
+		}
+	}
+	if len(late) > 0 {
+		w.releaseLate(late, now.Sub(claimStart))
+	}
+	w.startExecutions(live, claimStart, req)
+	return len(live)
+}
+
+// releaseLate hands back the tasks of a claim that took too long. Should
+// that fail too, their leases expire and recovery requeues them.
+func (w *Worker) releaseLate(refs []leaseRef, took time.Duration) {
+	w.stats.lateClaims.Add(int64(len(refs)))
+	w.cfg.Logger.Warn("leasegen: a claim's reply came past its leases' self-fence point; its tasks go back unstarted",
+		"worker", w.cfg.WorkerID, "tasks", len(refs), "claim_took", took.Round(time.Millisecond))
+	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+	defer cancel()
+	if _, err := w.engine.store.releaseUnstarted(ctx, w.cfg.WorkerID, refs); err != nil {
+		w.cfg.Logger.Error("leasegen: handing back a late claim's tasks failed; recovery will requeue them",
+			"worker", w.cfg.WorkerID, "tasks", len(refs), "err", err)
+	}
 }

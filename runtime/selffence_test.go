@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,5 +109,43 @@ func TestSelfFencingWhenRenewalsFail(t *testing.T) {
 			t.Errorf("cut-off worker stats %+v: want one self-fenced execution, failed heartbeats, no completion", s)
 		}
 		checkLedger(t, book.intervals())
+	})
+}
+
+// A claim whose reply arrives past its leases' self-fence point starts no
+// handler: its tasks go back to the queue without using an attempt (also
+// when the lease has already expired), and later run normally.
+func TestLateClaimStartsNoHandler(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		cfg := testConfig()
+		late := b.enqueue(t, "late")
+		var calls atomic.Int32
+		handler := func(context.Context, *Task) error { calls.Add(1); return nil }
+		w := b.startWorker(t, cfg, map[string]HandlerFunc{"other": handler})
+		req := claimRequest{Owner: w.ID(), Lease: cfg.LeaseTimeout, Types: []string{"late"}, Max: 1}
+		claimed, err := b.engine.store.claim(bg, req)
+		dbtest.Must(t, "claim", err)
+		if len(claimed) != 1 {
+			t.Fatalf("claimed %d tasks, want 1", len(claimed))
+		}
+		b.expire(t, late) // its reply came after the whole lease
+		sent := w.cfg.Clock.Now().Add(-cfg.LeaseTimeout)
+		if started := w.startClaimed(claimed, sent, req); started != 0 || calls.Load() != 0 {
+			t.Fatalf("a claim sent a lease ago started %d executions (%d handler calls), want none", started, calls.Load())
+		}
+		if s := w.Stats(); s.LateClaims != 1 || s.Claimed != 0 {
+			t.Errorf("stats %+v, want 1 late claim and no execution", s)
+		}
+		status := ""
+		dbtest.Must(t, "read", b.db.DB.QueryRow("SELECT status FROM leasegen_tasks WHERE id = ?", late).Scan(&status))
+		if used := b.db.Int(t, "SELECT attempt - free_attempts FROM leasegen_tasks WHERE id = ?", late); status != "QUEUED" || used != 0 {
+			t.Errorf("after the late claim: status %s, %d attempts used; want QUEUED and none", status, used)
+		}
+
+		b.startWorker(t, cfg, map[string]HandlerFunc{"late": handler})
+		info := b.waitStatus(t, late, StatusSuccess, 10*time.Second)
+		if used := b.db.Int(t, "SELECT attempt - free_attempts FROM leasegen_tasks WHERE id = ?", late); calls.Load() != 1 || used != 1 {
+			t.Errorf("then: %d handler calls, %d attempts used (attempt %d); want 1 and 1", calls.Load(), used, info.Attempt)
+		}
 	})
 }

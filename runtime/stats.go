@@ -9,6 +9,7 @@ type Stats struct {
 	Retried           int64 // failures that queued the task again
 	Failed            int64 // failures that ended the task (or its cancellation)
 	Released          int64 // snoozes and shutdown releases
+	LateClaims        int64 // claimed tasks handed back unstarted: the claim's reply came past their self-fence point
 	StaleWrites       int64 // completions, failures and releases the fence rejected
 	LeasesLost        int64 // executions cancelled because a renewal found the lease gone
 	SelfFenced        int64 // executions cancelled because renewals failed too long
@@ -24,7 +25,7 @@ type Stats struct {
 type stats struct {
 	claimed, completed, retried, failed, released, staleWrites atomic.Int64
 	leasesLost, selfFenced, heartbeatFailures, recovered       atomic.Int64
-	pruned                                                     atomic.Int64
+	pruned, lateClaims                                         atomic.Int64
 }
 
 func (s *stats) snapshot() Stats {
@@ -40,5 +41,6 @@ func (s *stats) snapshot() Stats {
 		HeartbeatFailures: s.heartbeatFailures.Load(),
 		Recovered:         s.recovered.Load(),
 		Pruned:            s.pruned.Load(),
+		LateClaims:        s.lateClaims.Load(),
 	}
 }

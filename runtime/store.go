@@ -42,6 +42,9 @@ type store interface {
 	completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error)
 	fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error)
 	release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error)
+	// releaseUnstarted hands back claimed tasks whose handlers never
+	// started, without using an attempt, and returns how many it changed.
+	releaseUnstarted(ctx context.Context, owner string, refs []leaseRef) (int64, error)
 	// leasesExpired reports, without locking anything, whether some lease
 	// has expired.
 	leasesExpired(ctx context.Context) (bool, error)

@@ -15,12 +15,33 @@ type sqlDialect struct {
 	// SQLite's planner would walk a whole partial index for the status term
 	// instead of looking the rows up by id.
 	unindexed string
+	// requeue is the SET list that hands a claimed task back at its place
+	// in the queue without using an attempt (CANCELLED when its
+	// cancellation was requested), as TaskRelease does with no delay.
+	requeue string
 }
 
 var (
-	mysqlDialect  = sqlDialect{now: "NOW(3)"}
-	sqliteDialect = sqlDialect{now: sqliteNow, unindexed: "+"}
+	mysqlDialect = sqlDialect{now: "NOW(3)", requeue: "due_at = IF(status = 'CANCEL_REQUESTED', NOW(3), available_at), " +
+		"due_priority = IF(status = 'CANCEL_REQUESTED', 0, priority), " +
+		"status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'), free_attempts = free_attempts + 1, updated_at = NOW(3)"}
+	sqliteDialect = sqlDialect{now: sqliteNow, unindexed: "+", requeue: "due_at = IIF(status = 'CANCEL_REQUESTED', " + sqliteNow + ", available_at), " +
+		"status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'), free_attempts = free_attempts + 1, updated_at = " + sqliteNow}
 )
+
+// releaseUnstartedSQL builds the statement that hands back tasks a claim
+// took but whose handlers never started, fenced on owner and each task's
+// attempt but not on an unexpired lease: no handler ran, and while the row
+// stays RUNNING at that attempt under owner nobody else can hold it (a
+// claim needs QUEUED, recovery changes the status).
+func releaseUnstartedSQL(owner string, refs []leaseRef, d sqlDialect) (string, []any) {
+	u := d.unindexed
+	var b strings.Builder
+	b.WriteString("UPDATE leasegen_tasks SET " + d.requeue + " WHERE " + u + "lease_owner = ? AND " + u +
+		"status IN ('RUNNING', 'CANCEL_REQUESTED') AND ")
+	args := writeAttemptFence(&b, []any{owner}, refs)
+	return b.String(), args
+}
 
 // completeManySQL builds the grouped, fenced completion shared by both
 // engines: every row must be owner's, unexpired, running, and at its own

@@ -172,3 +172,12 @@ func (s *mysqlStore) completeMany(ctx context.Context, owner string, reqs []comp
 		return states, err
 	})
 }
+
+func (s *mysqlStore) releaseUnstarted(ctx context.Context, owner string, refs []leaseRef) (int64, error) {
+	query, args := releaseUnstartedSQL(owner, refs, mysqlDialect)
+	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
+	if err != nil {
+		return 0, fmt.Errorf("leasegen: release %d unstarted tasks: %w", len(refs), err)
+	}
+	return n, nil
+}

@@ -180,3 +180,12 @@ func (s *sqliteStore) rowStates(ctx context.Context, ids []int64) ([]rowState, e
 	}
 	return states, err
 }
+
+func (s *sqliteStore) releaseUnstarted(ctx context.Context, owner string, refs []leaseRef) (int64, error) {
+	query, args := releaseUnstartedSQL(owner, refs, sqliteDialect)
+	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
+	if err != nil {
+		return 0, fmt.Errorf("leasegen: release %d unstarted tasks: %w", len(refs), err)
+	}
+	return n, nil
+}
