@@ -105,12 +105,15 @@ func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID,
 		}
 		tasks[i] = t
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // nothing sent
+	}
 	if err := c.engine.store.check(ctx); err != nil {
 		return nil, classify(err)
 	}
 	ids, err := c.engine.store.insert(ctx, q, tasks)
 	if err != nil {
-		return nil, classify(err)
+		return nil, classifyWrite(err)
 	}
 	for i := 0; i < len(tasks); {
 		j := i + 1

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -188,4 +189,37 @@ func TestFaultCutBeforeIdempotentCommit(t *testing.T) {
 	reran := checkLedger(t, r.book.intervals())
 	t.Logf("cut before an idempotent COMMIT: the %d tasks the cut-off worker held finished elsewhere %s after the cut (bound %s, cut %s); %d ran again, every effect once",
 		len(held), doneIn.Round(time.Millisecond), bound, cutFor, reran)
+}
+
+// An enqueue whose statement reached the server but whose reply never came
+// back fails with ErrOutcomeUnknown, not ErrUnavailable: the task may exist.
+// Retried with its idempotency key (as a unique task's generated enqueue
+// is), it returns that task and stores no second one.
+func TestEnqueueOutcomeUnknown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	proxy := dbtest.NewProxy(t, b.db.DSN)
+	client, err := NewClient(MySQL(openDSN(t, proxy.DSN(t, b.db.DSN))), ClientConfig{})
+	dbtest.Must(t, "client", err)
+	_, err = client.Enqueue(bg, "warm", nil) // the session check, before the cut
+	dbtest.Must(t, "enqueue before the cut", err)
+
+	cut := proxy.CutBeforeReply("INSERT INTO leasegen_tasks")
+	ctx, cancel := context.WithTimeout(bg, time.Second)
+	defer cancel()
+	_, err = client.Enqueue(ctx, "report", []byte(`{}`), WithIdempotencyKey("r-1"))
+	<-cut
+	if !errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("enqueue without a reply: err = %v, want ErrOutcomeUnknown (and not ErrUnavailable)", err)
+	}
+	proxy.Resume()
+	if n := b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE task_type = 'report'"); n != 1 {
+		t.Fatalf("%d report tasks after the unanswered enqueue, want 1: the test needs the server to have run it", n)
+	}
+	id, err := client.Enqueue(bg, "report", []byte(`{}`), WithIdempotencyKey("r-1"))
+	dbtest.Must(t, "retry with the key", err)
+	stored := TaskID(b.db.Int(t, "SELECT id FROM leasegen_tasks WHERE task_type = 'report'"))
+	if n := b.db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE task_type = 'report'"); n != 1 || id != stored {
+		t.Errorf("the retry returned %d and left %d report tasks; want the stored task %d and 1", id, n, stored)
+	}
 }

@@ -14,9 +14,18 @@ import (
 )
 
 // ErrUnavailable reports that the database could not be reached or dropped
-// the connection. Nothing was written by the failed call (enqueues are
-// atomic); calling again later is safe.
+// the connection before the call's statement was sent: nothing was written
+// (enqueues are atomic), and calling again later is safe. A connection lost
+// after that is ErrOutcomeUnknown.
 var ErrUnavailable = errors.New("leasegen: database unavailable, retry later")
+
+// ErrOutcomeUnknown reports a write whose statement reached the database
+// but whose answer did not come back: the connection broke, or the caller's
+// context ended, after it was sent. It may or may not have taken effect.
+// Retry only what is idempotent: an enqueue with an idempotency key (the
+// generated enqueue of every unique task) returns the task the first call
+// stored, if it stored one; a retry without a key may store a duplicate.
+var ErrOutcomeUnknown = errors.New("leasegen: outcome unknown: the database may have applied the write")
 
 // ErrNoSchema reports a database without leasegen's tables.
 var ErrNoSchema = errors.New("leasegen: the database has no leasegen schema: run Engine.Migrate (or leasectl migrate up)")
@@ -33,6 +42,32 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %w", ErrNoSchema, err)
 	}
 	return err
+}
+
+// classifyWrite is classify for a call that writes: a connection lost or a
+// context ended after its statement was sent leaves the outcome unknown.
+func classifyWrite(err error) error {
+	if err != nil && outcomeUnknown(err) {
+		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	}
+	return classify(err)
+}
+
+// outcomeUnknown reports an error that may have come after a statement
+// reached the database. database/sql returns driver.ErrBadConn, and a
+// failed dial, only when nothing was sent.
+func outcomeUnknown(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var opErr *net.OpError
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &opErr) && opErr.Op == "dial") {
+		return false
+	}
+	return errors.As(err, &opErr) ||
+		errors.Is(err, mysql.ErrInvalidConn) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET)
 }
 
 // missingSchema reports a statement on a table that does not exist.

@@ -24,8 +24,9 @@ type Proxy struct {
 	conns  map[net.Conn]bool
 	// cutAfter, when set, is a statement text: once a client sends it, its
 	// reply is forwarded and then the proxy pauses, closing cut.
-	cutAfter []byte
-	cut      chan struct{}
+	cutAfter       []byte
+	cutBeforeReply bool
+	cut            chan struct{}
 }
 
 // NewProxy listens on a loopback port and forwards to the server of
@@ -68,10 +69,16 @@ func (p *Proxy) Pause() {
 // CutAfter arms a cut at an exact point of a client's work: after the next
 // statement containing text has gone to the server and its reply has come
 // back, the proxy pauses. The returned channel is closed at that moment.
-func (p *Proxy) CutAfter(text string) <-chan struct{} {
+func (p *Proxy) CutAfter(text string) <-chan struct{} { return p.arm(text, false) }
+
+// CutBeforeReply is CutAfter with the cut between the statement and its
+// reply: the server runs it, and the client never hears back.
+func (p *Proxy) CutBeforeReply(text string) <-chan struct{} { return p.arm(text, true) }
+
+func (p *Proxy) arm(text string, beforeReply bool) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cutAfter, p.cut = []byte(text), make(chan struct{})
+	p.cutAfter, p.cutBeforeReply, p.cut = []byte(text), beforeReply, make(chan struct{})
 	return p.cut
 }
 
@@ -139,13 +146,18 @@ func (p *Proxy) pipe(dst io.Writer, src io.Reader, sent chan<- struct{}, cutNext
 				default:
 				}
 			}
-			if sent != nil && p.armed(buf[:n]) {
-				sent <- struct{}{} // before the server can reply
+			cutNow := false
+			if sent != nil {
+				if hit, beforeReply := p.armed(buf[:n]); hit && beforeReply {
+					cutNow = true
+				} else if hit {
+					sent <- struct{}{} // before the server can reply
+				}
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
-			if cutting {
+			if cutting || cutNow {
 				p.pauseForCut()
 			}
 		}
@@ -155,15 +167,16 @@ func (p *Proxy) pipe(dst io.Writer, src io.Reader, sent chan<- struct{}, cutNext
 	}
 }
 
-// armed reports, and disarms, a chunk that carries the armed statement.
-func (p *Proxy) armed(chunk []byte) bool {
+// armed reports, and disarms, a chunk that carries the armed statement,
+// and whether the cut comes before its reply.
+func (p *Proxy) armed(chunk []byte) (hit, beforeReply bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cutAfter == nil || !bytes.Contains(chunk, p.cutAfter) {
-		return false
+		return false, false
 	}
 	p.cutAfter = nil
-	return true
+	return true, p.cutBeforeReply
 }
 
 func (p *Proxy) pauseForCut() {
