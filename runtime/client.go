@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 )
 
 // Limits on what a task row can hold; enqueue rejects anything longer.
@@ -111,6 +112,14 @@ func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID,
 	if err := c.engine.store.check(ctx); err != nil {
 		return nil, classify(err)
 	}
+	if limit := c.engine.store.payloadLimit(); limit > 0 {
+		for _, t := range tasks {
+			if len(t.Payload) > limit {
+				return nil, fmt.Errorf("%w: %s payload is %d bytes; the server takes at most %d in a row (half its max_allowed_packet less 64 KiB: escaping can double a payload)",
+					ErrPayloadTooLarge, t.Type, len(t.Payload), limit)
+			}
+		}
+	}
 	ids, err := c.engine.store.insert(ctx, q, tasks)
 	if err != nil {
 		return nil, classifyWrite(err)
@@ -143,10 +152,13 @@ func (c *Client) newTask(r Request) (newTask, error) {
 		return newTask{}, fmt.Errorf("%w: %s owner id is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.ownerID), maxOwnerIDLen)
 	case len(o.key) > maxKeyLen:
 		return newTask{}, fmt.Errorf("%w: %s idempotency key is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.key), maxKeyLen)
-	case o.maxAttempts < 1:
-		return newTask{}, fmt.Errorf("%w: %s max attempts must be at least 1, got %d", ErrInvalidTask, r.Type, o.maxAttempts)
-	case o.delay < 0:
-		return newTask{}, fmt.Errorf("%w: %s delay must not be negative, got %s", ErrInvalidTask, r.Type, o.delay)
+	case o.maxAttempts < 1 || o.maxAttempts > math.MaxInt32:
+		return newTask{}, fmt.Errorf("%w: %s max attempts must be in 1..%d, got %d", ErrInvalidTask, r.Type, math.MaxInt32, o.maxAttempts)
+	case o.delay < 0 || o.delay > maxDelay:
+		return newTask{}, fmt.Errorf("%w: %s delay must be in 0..%s, got %s", ErrInvalidTask, r.Type, maxDelay, o.delay)
+	}
+	if err := checkRow(r.Type, o); err != nil {
+		return newTask{}, err
 	}
 	payload := r.Payload
 	if payload == nil {

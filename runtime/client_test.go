@@ -178,8 +178,8 @@ func TestEnqueueRejectsOversizedInput(t *testing.T) {
 			{"empty type", "", "", nil, ErrInvalidTask, "empty task type"},
 			{"owner", "a", "", []EnqueueOption{WithOwner(long)}, ErrInvalidTask, "owner id is 256 bytes, the limit is 255"},
 			{"key", "a", "", []EnqueueOption{WithIdempotencyKey(long)}, ErrInvalidTask, "idempotency key is 256 bytes, the limit is 255"},
-			{"attempts", "a", "", []EnqueueOption{WithMaxAttempts(0)}, ErrInvalidTask, "max attempts must be at least 1"},
-			{"delay", "a", "", []EnqueueOption{WithDelay(-time.Second)}, ErrInvalidTask, "delay must not be negative"},
+			{"attempts", "a", "", []EnqueueOption{WithMaxAttempts(0)}, ErrInvalidTask, "max attempts must be in 1.."},
+			{"delay", "a", "", []EnqueueOption{WithDelay(-time.Second)}, ErrInvalidTask, "delay must be in 0.."},
 		}
 		for _, c := range cases {
 			_, err := small.Enqueue(bg, c.typ, []byte(c.payload), c.opts...)

@@ -20,6 +20,9 @@ type dbtx interface {
 type store interface {
 	// check verifies once that the connection settings are safe to use.
 	check(ctx context.Context) error
+	// payloadLimit is the largest payload the server accepts in one row,
+	// known after check; 0 when only the client's limit applies.
+	payloadLimit() int
 	migrate(ctx context.Context) error
 
 	insert(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error)

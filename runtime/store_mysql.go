@@ -31,7 +31,20 @@ type mysqlStore struct {
 	// idleVariable is the session variable that bounds an idle
 	// transaction (idleTimeoutVariable).
 	idleVariable string
+	// maxPayload is the largest payload a statement can carry under the
+	// server's max_allowed_packet (escapedLimit).
+	maxPayload int
 }
+
+// escapedLimit is the largest payload that fits a statement of at most
+// maxPacket bytes: with interpolateParams the driver escapes a payload
+// into the statement's text, which can double it (quotes, NUL bytes), and
+// the rest of the row takes a few kilobytes.
+func escapedLimit(maxPacket int64) int {
+	return int(max(maxPacket-64<<10, 0) / 2)
+}
+
+func (s *mysqlStore) payloadLimit() int { return s.maxPayload }
 
 func newMySQLStore(db *sql.DB, onRetry func()) *mysqlStore {
 	return &mysqlStore{db: db, q: mysqldb.New(), onRetry: onRetry}
@@ -53,14 +66,14 @@ func (s *mysqlStore) check(ctx context.Context) error {
 	}
 	var (
 		version, tz, systemTZ string
-		offsetSeconds         int64
-		lockMode              int
-		probe                 time.Time
+		offsetSeconds, maxPacket int64
+		lockMode                 int
+		probe                    time.Time
 	)
 	err := s.db.QueryRowContext(ctx, `SELECT VERSION(), @@session.time_zone, @@system_time_zone,
 		TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@innodb_autoinc_lock_mode,
-		CAST('2000-01-01 00:00:00' AS DATETIME)`).
-		Scan(&version, &tz, &systemTZ, &offsetSeconds, &lockMode, &probe)
+		CAST('2000-01-01 00:00:00' AS DATETIME), @@max_allowed_packet`).
+		Scan(&version, &tz, &systemTZ, &offsetSeconds, &lockMode, &probe, &maxPacket)
 	if err != nil {
 		if isScanTimeError(err) {
 			return fmt.Errorf("leasegen: the MySQL DSN needs parseTime=true: %w", err)
@@ -78,6 +91,7 @@ func (s *mysqlStore) check(ctx context.Context) error {
 	}
 	s.returning = isMariaDB(version)
 	s.consecutiveIDs = lockMode <= 1
+	s.maxPayload = escapedLimit(maxPacket)
 	s.checked = true
 	return nil
 }

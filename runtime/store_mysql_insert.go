@@ -10,8 +10,9 @@ import (
 	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
 )
 
-// Batches are split into statements of at most this many rows and bytes,
-// well below MariaDB's default 16 MiB max_allowed_packet.
+// Batches are split into statements of at most this many rows and payload
+// bytes (fewer when the server's max_allowed_packet is smaller), below
+// MariaDB's default 16 MiB even when escaping doubles every payload.
 const (
 	insertChunkRows  = 1000
 	insertChunkBytes = 4 << 20
@@ -51,7 +52,8 @@ func (s *mysqlStore) insertChunks(ctx context.Context, q dbtx, tasks []newTask) 
 	ids := make([]TaskID, 0, len(tasks))
 	for len(tasks) > 0 {
 		n, size := 0, 0
-		for n < len(tasks) && n < insertChunkRows && (n == 0 || size+len(tasks[n].Payload) <= insertChunkBytes) {
+		chunkBytes := min(insertChunkBytes, s.maxPayload)
+		for n < len(tasks) && n < insertChunkRows && (n == 0 || size+len(tasks[n].Payload) <= chunkBytes) {
 			size += len(tasks[n].Payload)
 			n++
 		}

@@ -54,6 +54,10 @@ func SQLiteDSN(path string) string {
 
 // check verifies once that writers wait for each other instead of failing
 // at once, and that the SQLite library has what the queries use.
+// payloadLimit is 0: SQLite's own limit (1 GB a value) is far above the
+// client's.
+func (s *sqliteStore) payloadLimit() int { return 0 }
+
 func (s *sqliteStore) check(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
