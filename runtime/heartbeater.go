@@ -55,13 +55,19 @@ func (w *Worker) renew(lease time.Duration, execs []*execution) {
 		w.cfg.Logger.Warn("leasegen: lease renewal failed", "worker", w.cfg.WorkerID, "tasks", len(refs), "err", err)
 		return
 	}
-	held := 0
+	// A lease that ended because its execution's outcome was just written
+	// is neither renewed nor a failed renewal.
+	held, ended := 0, 0
 	for _, st := range states {
-		if st.Held {
+		e := byRef[st.Ref]
+		switch {
+		case st.Held:
 			held++
+		case e.returned.Load() || e.completedInTransaction():
+			ended++
 		}
 	}
-	w.engine.observer.LeasesRenewed(len(refs), held)
+	w.engine.observer.LeasesRenewed(len(refs)-ended, held)
 	for _, st := range states {
 		e := byRef[st.Ref]
 		switch {

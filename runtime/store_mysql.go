@@ -65,7 +65,7 @@ func (s *mysqlStore) check(ctx context.Context) error {
 		return nil
 	}
 	var (
-		version, tz, systemTZ string
+		version, tz, systemTZ    string
 		offsetSeconds, maxPacket int64
 		lockMode                 int
 		probe                    time.Time

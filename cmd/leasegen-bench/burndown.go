@@ -45,13 +45,20 @@ func burnDownName(o options, procs int) string {
 	return fmt.Sprintf("burn-down, %s x %d slots (%s no-op tasks)", processes, o.slots, number(float64(o.burn)))
 }
 
-const statementsName = "SQL statements per task, burn-down by 1 process"
+const (
+	statementsName = "SQL statements per task, burn-down by 1 process"
+	binlogName     = "binary log per task (enqueue in batches, claim, completion)"
+)
 
 // burnDown queues o.burn no-op tasks and times procs worker processes
 // working them off, from the first claim to the last completion on the
 // database's clock. With one process on MySQL it also takes the statements
 // the server received per task from its Questions counter.
 func burnDown(ctx context.Context, o options, s *scratch, procs int, t *table) error {
+	binlogBefore, binlogOn, err := binlogBytes(ctx, s)
+	if err != nil {
+		return err
+	}
 	if err := queue(ctx, s, "noop", o.burn); err != nil {
 		return err
 	}
@@ -85,6 +92,13 @@ func burnDown(ctx context.Context, o options, s *scratch, procs int, t *table) e
 		}
 		// Ours: the probes and the second SHOW STATUS.
 		t.add(statementsName, "stmts/task", float64(after-before-probes-1)/float64(o.burn))
+		if binlogOn {
+			binlogAfter, _, err := binlogBytes(ctx, s)
+			if err != nil {
+				return err
+			}
+			t.add(binlogName, "bytes/task", float64(binlogAfter-binlogBefore)/float64(o.burn))
+		}
 	}
 	done, span, err := successSpan(ctx, s)
 	if err != nil {

@@ -74,3 +74,39 @@ func questions(ctx context.Context, db *sql.DB) (int64, error) {
 	err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Questions'").Scan(&name, &n)
 	return n, err
 }
+
+// binlogBytes sums the sizes of the server's binary logs, and reports
+// whether it writes one (MySQL does by default, Debian's MariaDB does not).
+func binlogBytes(ctx context.Context, s *scratch) (int64, bool, error) {
+	if s.kind != kindMySQL {
+		return 0, false, nil
+	}
+	var on int
+	if err := s.db.QueryRowContext(ctx, "SELECT @@log_bin").Scan(&on); err != nil || on == 0 {
+		return 0, false, err
+	}
+	rows, err := s.db.QueryContext(ctx, "SHOW BINARY LOGS")
+	if err != nil {
+		return 0, false, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, false, err
+	}
+	var total int64
+	for rows.Next() {
+		// Log_name, File_size, and on MySQL Encrypted.
+		var name string
+		var size int64
+		dest := []any{&name, &size}
+		for range cols[2:] {
+			dest = append(dest, new(sql.RawBytes))
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return 0, false, err
+		}
+		total += size
+	}
+	return total, true, rows.Err()
+}
