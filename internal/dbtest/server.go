@@ -95,9 +95,15 @@ func (s *Server) Start() {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := db.PingContext(ctx)
+		var datadir string
+		err := db.QueryRowContext(ctx, "SELECT @@datadir").Scan(&datadir)
 		cancel()
 		if err == nil {
+			// Another test's server may have taken the port while this one
+			// was down: tests must never work on it by mistake.
+			if want := filepath.Join(s.dir, "data"); filepath.Clean(datadir) != want {
+				s.t.Fatalf("port %d answers with the server of %s, not this test's %s: it took the port while this one was down", s.port, datadir, want)
+			}
 			return
 		}
 		if time.Now().After(deadline) {
