@@ -32,6 +32,10 @@ type execution struct {
 	started  time.Time     // when the handler started, on the worker's clock
 	ran      time.Duration // how long the handler ran
 	returned atomic.Bool   // the handler has returned; its outcome is being written
+	panicked bool          // the handler panicked (set before returned)
+	// handedBack is set when Stop released the task while its handler
+	// still ran: whatever the handler returns later is discarded.
+	handedBack atomic.Bool
 
 	mu            sync.Mutex
 	result        string
@@ -125,6 +129,7 @@ func (e *execution) end(outcome string) {
 func (e *execution) callHandler() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			e.panicked = true
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
@@ -145,6 +150,11 @@ func (e *execution) finish(err error) (outcome string, ended bool) {
 		return OutcomeSuccess, true
 	}
 	cause := context.Cause(e.ctx)
+	if e.handedBack.Load() {
+		w.cfg.Logger.Info("leasegen: handler returned after Stop handed its task back; its outcome is discarded",
+			e.logAttrs("err", err)...)
+		return OutcomeReleased, true
+	}
 	if errors.Is(cause, ErrLeaseLost) {
 		w.cfg.Logger.Warn("leasegen: execution ended after its lease was lost; the result is discarded",
 			e.logAttrs("err", err)...)
@@ -184,7 +194,29 @@ func (e *execution) fail(ctx context.Context, err, cause error) string {
 		counter, outcome = &w.stats.retried, OutcomeRetry
 	}
 	ok, werr := w.engine.store.fail(ctx, w.cfg.WorkerID, e.ref, f)
-	return e.record(ok, werr, counter, "fail", outcome)
+	outcome = e.record(ok, werr, counter, "fail", outcome)
+	e.logFailure(outcome, msg, f.Backoff)
+	return outcome
+}
+
+// logFailure logs a failed attempt once: WARN when the task runs again,
+// ERROR when it failed for good or its handler panicked (the message then
+// holds the stack).
+func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
+	attrs := e.logAttrs("max_attempts", e.task.MaxAttempts, "err", msg)
+	log := e.w.cfg.Logger
+	switch {
+	case errors.Is(context.Cause(e.ctx), ErrCancelRequested):
+		log.Info("leasegen: task cancelled while it ran", attrs...)
+	case outcome == OutcomeRetry && e.panicked:
+		log.Error("leasegen: handler panicked; the task will run again", append(attrs, "next_run_in", backoff)...)
+	case outcome == OutcomeRetry:
+		log.Warn("leasegen: task attempt failed; it will run again", append(attrs, "next_run_in", backoff)...)
+	case outcome == OutcomeFailed && e.panicked:
+		log.Error("leasegen: handler panicked; the task failed for good", attrs...)
+	case outcome == OutcomeFailed:
+		log.Error("leasegen: task failed for good", attrs...)
+	}
 }
 
 // release hands the task back without using an attempt.

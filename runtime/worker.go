@@ -216,7 +216,9 @@ func (w *Worker) releaseAll() {
 	}
 	for _, e := range w.snapshot() {
 		ctx, cancel := context.WithTimeout(w.runCtx, e.lease)
-		_ = e.release(ctx, 0) // the execution reports its own outcome when it returns
+		if e.release(ctx, 0) == OutcomeReleased { // the execution reports its own outcome when it returns
+			e.handedBack.Store(true)
+		}
 		cancel()
 	}
 }
