@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,6 +104,28 @@ func (e *Engine) MigrationStatus(ctx context.Context) ([]MigrationState, error) 
 		states[i] = MigrationState{Version: m.Version, Name: m.Name, AppliedAt: applied[m.Version]}
 	}
 	return states, nil
+}
+
+// requireSchema returns ErrNoSchema, naming the versions missing, unless
+// every migration this runtime knows is applied.
+func (e *Engine) requireSchema(ctx context.Context) error {
+	states, err := e.MigrationStatus(ctx)
+	if err != nil {
+		return err
+	}
+	var pending []string
+	for _, st := range states {
+		if st.AppliedAt.IsZero() {
+			pending = append(pending, strconv.Itoa(st.Version))
+		}
+	}
+	switch {
+	case len(pending) == len(states):
+		return fmt.Errorf("%w: no migration is applied", ErrNoSchema)
+	case len(pending) > 0:
+		return fmt.Errorf("%w: schema version %s is not applied", ErrNoSchema, strings.Join(pending, ", "))
+	}
+	return nil
 }
 
 // MigrationSQL returns the engine's migrations as one SQL script, in order.

@@ -27,8 +27,10 @@ var ErrUnavailable = errors.New("leasegen: database unavailable, retry later")
 // stored, if it stored one; a retry without a key may store a duplicate.
 var ErrOutcomeUnknown = errors.New("leasegen: outcome unknown: the database may have applied the write")
 
-// ErrNoSchema reports a database without leasegen's tables.
-var ErrNoSchema = errors.New("leasegen: the database has no leasegen schema: run Engine.Migrate (or leasectl migrate up)")
+// ErrNoSchema reports a database without leasegen's tables, or without the
+// newest of them: Worker.Start refuses such a database, and calls that need
+// a missing table fail with it.
+var ErrNoSchema = errors.New("leasegen: the database lacks leasegen's schema: run Engine.Migrate (or leasectl migrate up)")
 
 // classify marks connection failures with ErrUnavailable and missing tables
 // with ErrNoSchema.

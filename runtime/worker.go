@@ -121,6 +121,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.engine.store.check(ctx); err != nil {
 		return classify(err)
 	}
+	if err := w.engine.requireSchema(ctx); err != nil {
+		return err
+	}
 	req := w.claimTemplate()
 	if err := w.engine.store.ensureLimits(ctx, limitScopes(req)); err != nil {
 		return err
