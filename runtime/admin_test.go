@@ -74,8 +74,39 @@ func TestAdminListRetryStats(t *testing.T) {
 			t.Errorf("retried task still failed on its first attempt: %+v", info)
 		}
 		b.waitStatus(t, broken, StatusFailed, 5*time.Second) // ran again with its attempt back
-		if info, _ := b.client.Get(bg, broken); info.Attempt != 2 {
-			t.Errorf("retried task attempt %d, want 2", info.Attempt)
+		if info, _ := b.client.Get(bg, broken); info.Attempt != 2 || info.AttemptsUsed != 1 || info.LeaseOwner == "" {
+			t.Errorf("retried task: attempt %d, attempts used %d, lease owner %q; want 2, 1 of 1 and the worker that ran it",
+				info.Attempt, info.AttemptsUsed, info.LeaseOwner)
+		}
+	})
+}
+
+// A task Stop handed back is queued with no lease owner and no attempt
+// used; its start time stays as history.
+func TestReleasedTaskInfo(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		id := b.enqueue(t, "slow", WithMaxAttempts(2))
+		running := make(chan struct{})
+		w := b.startWorker(t, testConfig(), map[string]HandlerFunc{
+			"slow": func(ctx context.Context, _ *Task) error {
+				close(running)
+				<-ctx.Done()
+				return ctx.Err()
+			},
+		})
+		<-running
+		if info, _ := b.client.Get(bg, id); info.LeaseOwner == "" || info.AttemptsUsed != 1 {
+			t.Errorf("running task: lease owner %q, attempts used %d; want its worker and 1", info.LeaseOwner, info.AttemptsUsed)
+		}
+		ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+		defer cancel()
+		if err := w.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("stop: %v, want it to hand the running task back", err)
+		}
+		info, _ := b.client.Get(bg, id)
+		if info.Status != StatusQueued || info.LeaseOwner != "" || info.AttemptsUsed != 0 || info.Attempt != 1 || info.StartedAt.IsZero() {
+			t.Errorf("released task: %s, lease owner %q, attempts used %d, attempt %d, started %v; want QUEUED, none, 0, 1 and a start time",
+				info.Status, info.LeaseOwner, info.AttemptsUsed, info.Attempt, info.StartedAt)
 		}
 	})
 }

@@ -203,7 +203,7 @@ func (e *execution) fail(ctx context.Context, err, cause error) string {
 // ERROR when it failed for good or its handler panicked (the message then
 // holds the stack).
 func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
-	attrs := e.logAttrs("max_attempts", e.task.MaxAttempts, "err", msg)
+	attrs := e.logAttrs("attempts_used", e.ref.Attempt-e.freeAttempts, "max_attempts", e.task.MaxAttempts, "err", msg)
 	log := e.w.cfg.Logger
 	switch {
 	case errors.Is(context.Cause(e.ctx), ErrCancelRequested):

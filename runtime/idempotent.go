@@ -29,7 +29,9 @@ func DecodePayload(t *Task, v any) error {
 // this execution's lease: fn's writes and the completion commit together or
 // not at all. With a non-empty key it first records the key for t's type in
 // the same transaction; when a committed task already recorded it, fn is
-// skipped and t completes without doing the work again.
+// skipped and t completes without doing the work again, with the result
+// "skipped: task N already did the work of idempotency key K" unless the
+// handler set one.
 func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if t.exec == nil {
 		return fmt.Errorf("%w: RunIdempotent called outside a worker", ErrInvalidTask)
@@ -44,16 +46,18 @@ func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context
 	}
 	defer done()
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	first := true
+	holder := t.ID
 	if key != "" {
-		if first, err = engine.store.recordKey(ctx, tx, t.Type, key, t.ID); err != nil {
+		if holder, err = engine.store.recordKey(ctx, tx, t.Type, key, t.ID); err != nil {
 			return err
 		}
 	}
-	if first {
+	if holder == t.ID {
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}
+	} else if t.exec.resultValue() == "" {
+		t.SetResult(fmt.Sprintf("skipped: task %d already did the work of idempotency key %q", holder, key))
 	}
 	if err := t.CompleteTx(ctx, tx); err != nil {
 		return err

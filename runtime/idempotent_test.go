@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,7 +12,8 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 )
 
-// Two tasks with one idempotency key: the work runs once, both succeed.
+// Two tasks with one idempotency key: the work runs once, both succeed, and
+// the second's result names the task that did the work.
 func TestRunIdempotentSkipsRecordedKey(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, b *testBundle) {
 		b.db.Exec(t, effectsTable)
@@ -30,7 +32,13 @@ func TestRunIdempotentSkipsRecordedKey(t *testing.T) {
 		b.waitStatus(t, first, StatusSuccess, 5*time.Second)
 		second, err := b.client.Enqueue(bg, "charge", []byte("order-1"))
 		dbtest.Must(t, "enqueue", err)
-		b.waitStatus(t, second, StatusSuccess, 5*time.Second)
+		info := b.waitStatus(t, second, StatusSuccess, 5*time.Second)
+		if want := fmt.Sprintf(`skipped: task %d already did the work of idempotency key "order-1"`, first); info.Result != want {
+			t.Errorf("the skipped task's result is %q, want %q", info.Result, want)
+		}
+		if info, _ := b.client.Get(bg, first); info.Result != "" {
+			t.Errorf("the task that did the work has result %q, want none", info.Result)
+		}
 		if ran.Load() != 1 || b.db.Int(t, "SELECT COUNT(*) FROM effects") != 1 {
 			t.Errorf("work ran %d times, %d effects; want once", ran.Load(), b.db.Int(t, "SELECT COUNT(*) FROM effects"))
 		}

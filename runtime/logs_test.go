@@ -82,8 +82,8 @@ func TestFailuresAreLogged(t *testing.T) {
 			t.Fatalf("%d retry lines, want 2 (attempts 1 and 2 of the flaky task)", len(warns))
 		}
 		w := warns[0]
-		if w["level"] != "WARN" || w["task_type"] != "flaky" || w["max_attempts"] != 3.0 || w["err"] != "upstream 503" || w["next_run_in"] == nil {
-			t.Errorf("retry line %v: want WARN with task_type, attempt, max_attempts, err and next_run_in", w)
+		if w["level"] != "WARN" || w["task_type"] != "flaky" || w["attempts_used"] != 1.0 || w["max_attempts"] != 3.0 || w["err"] != "upstream 503" || w["next_run_in"] == nil {
+			t.Errorf("retry line %v: want WARN with task_type, attempts_used 1, max_attempts 3, err and next_run_in", w)
 		}
 		if got := book.lines(t, "task failed for good"); len(got) != 1 || got[0]["level"] != "ERROR" || got[0]["task_type"] != "broken" {
 			t.Errorf("failed-for-good lines %v, want one ERROR for the broken task", got)

@@ -63,9 +63,10 @@ type store interface {
 	// under lease. done, called once the transaction ended, hands its
 	// connection back.
 	beginExecutionTx(ctx context.Context, lease time.Duration) (tx *sql.Tx, done func(), err error)
-	// recordKey records an idempotency key in the caller's transaction and
-	// reports whether it was new.
-	recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (bool, error)
+	// recordKey records an idempotency key for task id in the caller's
+	// transaction and returns the task that holds it: id when the key was
+	// new, else the task whose committed execution recorded it.
+	recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (TaskID, error)
 }
 
 // newTask is one row to insert.
@@ -165,6 +166,15 @@ func dueTimes(status Status, due time.Time) (leaseUntil, finishedAt time.Time) {
 		return time.Time{}, due
 	}
 	return time.Time{}, time.Time{}
+}
+
+// leaseHolder is a row's lease owner as TaskInfo shows it: nobody holds
+// the lease of a queued task, whoever held it last.
+func leaseHolder(status Status, owner string) string {
+	if status == StatusQueued {
+		return ""
+	}
+	return owner
 }
 
 // attemptsLeft reports whether a task that used attempt claims, free of them

@@ -95,14 +95,21 @@ func (s *mysqlStore) release(ctx context.Context, owner string, ref leaseRef, de
 	return n == 1, nil
 }
 
-func (s *mysqlStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (bool, error) {
+func (s *mysqlStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (TaskID, error) {
 	n, err := s.q.IdempotencyKeyRecord(ctx, tx, mysqldb.IdempotencyKeyRecordParams{
 		TaskType: taskType, IdemKey: key, TaskID: int64(id),
 	})
 	if err != nil {
-		return false, fmt.Errorf("leasegen: record idempotency key of task %d: %w", id, err)
+		return 0, fmt.Errorf("leasegen: record idempotency key of task %d: %w", id, err)
 	}
-	return n == 1, nil
+	if n == 1 {
+		return id, nil
+	}
+	holder, err := s.q.IdempotencyKeyHolder(ctx, tx, mysqldb.IdempotencyKeyHolderParams{TaskType: taskType, IdemKey: key})
+	if err != nil {
+		return 0, fmt.Errorf("leasegen: read the holder of task %d's idempotency key: %w", id, err)
+	}
+	return TaskID(holder), nil
 }
 
 func (s *mysqlStore) leasesExpired(ctx context.Context) (bool, error) {

@@ -47,10 +47,19 @@ func (s *sqliteStore) retry(ctx context.Context, op func() error) error {
 // SQLiteDSN returns the DSN of a SQLite file for the pure-Go driver
 // modernc.org/sqlite (driver name "sqlite"), with the settings several
 // processes need: WAL, a busy timeout, and transactions that take the write
-// lock when they begin.
+// lock when they begin. The path is escaped, so any file name works
+// ("tasks#1.db", "t?x.db", "50%.db").
 func SQLiteDSN(path string) string {
-	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	uri := "file:"
+	if strings.HasPrefix(path, "//") {
+		uri = "file://" // an empty authority, or the path's start would be read as a host
+	}
+	return uri + sqlitePathEscaper.Replace(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 }
+
+// sqlitePathEscaper percent-encodes what a SQLite URI file name cannot hold
+// as is: the query and fragment marks, and the escape mark itself.
+var sqlitePathEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // check verifies once that writers wait for each other instead of failing
 // at once, and that the SQLite library has what the queries use.
@@ -173,8 +182,9 @@ func taskInfoFromSQLite(r sqlitedb.LeasegenTask) TaskInfo {
 		Priority:       int(r.Priority),
 		AvailableAt:    fromMillis(r.AvailableAt),
 		Attempt:        int(r.Attempt),
+		AttemptsUsed:   int(r.Attempt - r.FreeAttempts),
 		MaxAttempts:    int(r.MaxAttempts),
-		LeaseOwner:     r.LeaseOwner.String,
+		LeaseOwner:     leaseHolder(status, r.LeaseOwner.String),
 		LeaseUntil:     leaseUntil,
 		OwnerID:        r.OwnerID,
 		IdempotencyKey: r.IdempotencyKey.String,

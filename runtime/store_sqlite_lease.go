@@ -151,12 +151,19 @@ func (s *sqliteStore) beginExecutionTx(ctx context.Context, _ time.Duration) (*s
 	return tx, func() {}, err
 }
 
-func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (bool, error) {
+func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (TaskID, error) {
 	n, err := s.q.IdempotencyKeyRecord(ctx, tx, sqlitedb.IdempotencyKeyRecordParams{TaskType: taskType, IdemKey: key, TaskID: int64(id)})
 	if err != nil {
-		return false, fmt.Errorf("leasegen: record idempotency key of task %d: %w", id, err)
+		return 0, fmt.Errorf("leasegen: record idempotency key of task %d: %w", id, err)
 	}
-	return n == 1, nil
+	if n == 1 {
+		return id, nil
+	}
+	holder, err := s.q.IdempotencyKeyHolder(ctx, tx, sqlitedb.IdempotencyKeyHolderParams{TaskType: taskType, IdemKey: key})
+	if err != nil {
+		return 0, fmt.Errorf("leasegen: read the holder of task %d's idempotency key: %w", id, err)
+	}
+	return TaskID(holder), nil
 }
 
 // completeMany runs one grouped completion; when it changed fewer rows than

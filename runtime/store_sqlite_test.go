@@ -1,6 +1,10 @@
 package runtime
 
 import (
+	"database/sql"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,5 +77,43 @@ func TestSQLiteRenewsMoreLeasesThanOneStatementNames(t *testing.T) {
 		if !st.Held {
 			t.Fatalf("lease %d of %d not held after the renewal", i, n)
 		}
+	}
+}
+
+// SQLiteDSN opens the file it is given, whatever its name holds, with every
+// setting it promises.
+func TestSQLiteDSNEscapesThePath(t *testing.T) {
+	for _, name := range []string{"tasks#1.db", "t?x.db", "50%25.db", "a b%.db", "q?#%3f.db"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, name)
+			db, err := sql.Open("sqlite", SQLiteDSN(path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec("CREATE TABLE probe (id INTEGER)"); err != nil {
+				t.Fatal(err)
+			}
+			var mode string
+			var busy int
+			if err := db.QueryRow("SELECT journal_mode, (SELECT timeout FROM pragma_busy_timeout) FROM pragma_journal_mode").Scan(&mode, &busy); err != nil {
+				t.Fatal(err)
+			}
+			if mode != "wal" || busy != 10000 {
+				t.Errorf("journal_mode %q, busy_timeout %d: want wal and 10000", mode, busy)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var files []string
+			for _, e := range entries {
+				files = append(files, e.Name())
+			}
+			if !slices.Contains(files, name) {
+				t.Errorf("files in the directory: %q, want %q among them", files, name)
+			}
+		})
 	}
 }

@@ -42,9 +42,10 @@ type TaskInfo struct {
 	Payload        []byte
 	Priority       int
 	AvailableAt    time.Time // UTC, from the database's clock
-	Attempt        int
+	Attempt        int       // the fencing token: claims so far, used or handed back
+	AttemptsUsed   int       // attempts counted against MaxAttempts (Retry restores them all)
 	MaxAttempts    int
-	LeaseOwner     string
+	LeaseOwner     string    // the worker holding the lease, or that ran a finished task last; empty while queued
 	LeaseUntil     time.Time // zero when no lease is held
 	OwnerID        string
 	IdempotencyKey string
@@ -52,7 +53,7 @@ type TaskInfo struct {
 	Result         string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
-	StartedAt      time.Time // zero until first claimed
+	StartedAt      time.Time // when the latest attempt started; zero until first claimed
 	FinishedAt     time.Time // zero until terminal
 }
 

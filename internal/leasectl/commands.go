@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -74,26 +75,33 @@ func list(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&f.OlderThan, "older-than", 0, "")
 	fs.IntVar(&f.Limit, "limit", 50, "")
 	asJSON := fs.Bool("json", false, "")
-	if err := parse(fs, args, 0); err != nil {
+	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if status != "" {
-		f.Status = runtime.Status(status)
+		f.Status = runtime.Status(strings.ToUpper(status))
 		if !slices.Contains(runtime.AllStatuses, f.Status) {
 			return fmt.Errorf("%w: -status %q: use one of %v", errUsage, status, runtime.AllStatuses)
 		}
+	}
+	if f.Limit <= 0 {
+		return fmt.Errorf("%w: -limit must be above 0, got %d", errUsage, f.Limit)
 	}
 	tasks, err := e.client.List(ctx, f)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, tasks)
+		out := make([]taskJSON, len(tasks))
+		for i, t := range tasks {
+			out[i] = newTaskJSON(t)
+		}
+		return writeJSON(e.stdout, out)
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tTYPE\tSTATUS\tATTEMPT\tPRIORITY\tOWNER\tCREATED\tLAST ERROR")
+	fmt.Fprintln(w, "ID\tTYPE\tSTATUS\tATTEMPTS\tPRIORITY\tOWNER\tCREATED\tLAST ERROR")
 	for _, t := range tasks {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%d\t%s\t%s\t%s\n", t.ID, t.Type, t.Status, t.Attempt, t.MaxAttempts,
+		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%d\t%s\t%s\t%s\n", t.ID, t.Type, t.Status, t.AttemptsUsed, t.MaxAttempts,
 			t.Priority, t.OwnerID, t.CreatedAt.Format(time.RFC3339), firstLine(t.LastError, 60))
 	}
 	return w.Flush()
@@ -102,10 +110,11 @@ func list(ctx context.Context, e *env, args []string) error {
 func show(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("show")
 	asJSON := fs.Bool("json", false, "")
-	if err := parse(fs, args, 1); err != nil {
+	pos, err := parse(fs, args, 1)
+	if err != nil {
 		return err
 	}
-	id, err := taskID(fs.Arg(0))
+	id, err := taskID(pos[0])
 	if err != nil {
 		return err
 	}
@@ -114,15 +123,15 @@ func show(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, t)
+		return writeJSON(e.stdout, newTaskJSON(t))
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	for _, row := range [][2]string{
 		{"id", strconv.FormatInt(int64(t.ID), 10)}, {"type", t.Type}, {"status", string(t.Status)},
-		{"attempt", fmt.Sprintf("%d of %d", t.Attempt, t.MaxAttempts)}, {"priority", strconv.Itoa(t.Priority)},
-		{"owner", t.OwnerID}, {"key", t.IdempotencyKey}, {"lease owner", t.LeaseOwner},
-		{"lease until", stamp(t.LeaseUntil)}, {"available at", stamp(t.AvailableAt)}, {"created", stamp(t.CreatedAt)},
-		{"started", stamp(t.StartedAt)}, {"finished", stamp(t.FinishedAt)}, {"result", t.Result},
+		{"attempts used", fmt.Sprintf("%d of %d", t.AttemptsUsed, t.MaxAttempts)}, {"fencing token", strconv.Itoa(t.Attempt)},
+		{"priority", strconv.Itoa(t.Priority)}, {"owner", dash(t.OwnerID)}, {"key", dash(t.IdempotencyKey)},
+		{"lease owner", dash(t.LeaseOwner)}, {"lease until", stamp(t.LeaseUntil)}, {"available at", stamp(t.AvailableAt)},
+		{"created", stamp(t.CreatedAt)}, {"last started", stamp(t.StartedAt)}, {"finished", stamp(t.FinishedAt)}, {"result", dash(t.Result)},
 		{"payload", string(t.Payload)},
 	} {
 		fmt.Fprintf(w, "%s:\t%s\n", row[0], row[1])
@@ -138,10 +147,11 @@ func show(ctx context.Context, e *env, args []string) error {
 
 func cancel(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("cancel")
-	if err := parse(fs, args, 1); err != nil {
+	pos, err := parse(fs, args, 1)
+	if err != nil {
 		return err
 	}
-	id, err := taskID(fs.Arg(0))
+	id, err := taskID(pos[0])
 	if err != nil {
 		return err
 	}
@@ -158,10 +168,11 @@ func cancel(ctx context.Context, e *env, args []string) error {
 
 func retry(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("retry")
-	if err := parse(fs, args, 1); err != nil {
+	pos, err := parse(fs, args, 1)
+	if err != nil {
 		return err
 	}
-	id, err := taskID(fs.Arg(0))
+	id, err := taskID(pos[0])
 	if err != nil {
 		return err
 	}
@@ -176,7 +187,7 @@ func purge(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("purge")
 	olderThan := fs.Duration("older-than", -1, "")
 	batch := fs.Int("batch", 1000, "")
-	if err := parse(fs, args, 0); err != nil {
+	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if *olderThan < 0 || *batch <= 0 {
@@ -193,7 +204,7 @@ func purge(ctx context.Context, e *env, args []string) error {
 func stats(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("stats")
 	asJSON := fs.Bool("json", false, "")
-	if err := parse(fs, args, 0); err != nil {
+	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	st, err := e.client.Stats(ctx)
@@ -201,7 +212,7 @@ func stats(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, st)
+		return writeJSON(e.stdout, newStatsJSON(st))
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TYPE\tSTATUS\tTASKS")

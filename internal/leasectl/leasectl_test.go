@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
@@ -39,6 +41,7 @@ func targets(t *testing.T) map[string]func(t *testing.T) target {
 			db, err := sql.Open("sqlite", runtime.SQLiteDSN(path))
 			dbtest.Must(t, "open", err)
 			t.Cleanup(func() { db.Close() })
+			dbtest.Must(t, "create the file", db.Ping())
 			return target{flags: []string{"-sqlite", path}, engine: func() *runtime.Engine { return runtime.SQLite(db) }}
 		},
 	}
@@ -74,7 +77,7 @@ func TestCommands(t *testing.T) {
 			ctx := context.Background()
 
 			code, _, stderr := tg.ctl(t, "stats")
-			expect(t, "stats without a schema", code, 1, stderr, "no leasegen schema", "leasectl migrate up")
+			expect(t, "stats without a schema", code, 1, stderr, "lacks leasegen's schema", "leasectl migrate up")
 			code, out, _ := tg.ctl(t, "migrate", "status")
 			expect(t, "status before", code, 0, out, "0001_tasks.sql", "pending")
 			states, err := tg.engine().MigrationStatus(ctx)
@@ -109,10 +112,16 @@ func TestCommands(t *testing.T) {
 			id := func(n runtime.TaskID) string { return strconv.FormatInt(int64(n), 10) }
 			code, out, _ = tg.ctl(t, "list")
 			expect(t, "list", code, 0, out, "ID", "TYPE", "SUCCESS", "FAILED", "QUEUED", "disk full")
-			code, out, _ = tg.ctl(t, "list", "-status", "FAILED", "-json")
-			var listed []runtime.TaskInfo
-			if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed) != 1 || listed[0].ID != bad {
-				t.Errorf("list -status FAILED -json: exit %d, %v, %+v", code, err, listed)
+			code, out, _ = tg.ctl(t, "list", "-status", "failed", "-json")
+			var listed []map[string]any
+			if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed) != 1 || listed[0]["id"] != float64(bad) ||
+				listed[0]["status"] != "FAILED" || listed[0]["last_error"] != "disk full" || listed[0]["attempts_used"] != 1.0 {
+				t.Errorf("list -status failed -json: exit %d, %v, %+v; want the failed task, snake_case keys", code, err, listed)
+			}
+			code, out, _ = tg.ctl(t, "show", id(ok), "-json")
+			var shown map[string]any
+			if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil || !cmp.Equal(shown["payload"], map[string]any{"n": 1.0}) || shown["owner_id"] != "alice" {
+				t.Errorf("show ID -json: exit %d, %v, %+v; want the payload as JSON and snake_case keys", code, err, shown)
 			}
 			code, out, _ = tg.ctl(t, "list", "-owner", "alice", "-type", "ok")
 			expect(t, "list by owner", code, 0, out, "alice")
@@ -122,6 +131,8 @@ func TestCommands(t *testing.T) {
 			expect(t, "show unknown", code, 1, stderr, "task not found")
 			code, out, _ = tg.ctl(t, "retry", id(bad))
 			expect(t, "retry", code, 0, out, "QUEUED again")
+			code, out, _ = tg.ctl(t, "show", id(bad))
+			expect(t, "show after retry", code, 0, out, "attempts used:  0 of 1", "lease owner:    -", "fencing token:  1")
 			code, _, stderr = tg.ctl(t, "retry", id(ok))
 			expect(t, "retry a success", code, 1, stderr, "only FAILED and CANCELLED tasks can be retried")
 			code, out, _ = tg.ctl(t, "cancel", id(later))
@@ -140,6 +151,7 @@ func TestCommands(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "x.db")
+	dbtest.Must(t, "create the file", os.WriteFile(path, nil, 0o600))
 	for _, c := range []struct {
 		args []string
 		want string
@@ -153,6 +165,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-sqlite", path, "show"}, "show takes 1 argument(s), got 0"},
 		{[]string{"-sqlite", path, "purge"}, "purge needs -older-than"},
 		{[]string{"-sqlite", path, "list", "-status", "DONE"}, `-status "DONE"`},
+		{[]string{"-sqlite", path, "list", "-limit", "-1"}, "-limit must be above 0, got -1"},
+		{[]string{"-sqlite", path, "show", "5", "6"}, "show takes 1 argument(s), got 2"},
+		{[]string{"-mysql", "u@/db", "-create", "stats"}, "-create applies to -sqlite FILE only"},
 		{[]string{"-sqlite", path, "migrate", "down"}, "migrate up|status|sql"},
 		{[]string{"-mysql", "not a dsn", "stats"}, "the -mysql DSN does not parse"},
 	} {
@@ -182,7 +197,14 @@ func TestProcess(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	path := filepath.Join(t.TempDir(), "p.db")
-	out, err := exec.Command(bin, "-sqlite", path, "migrate", "up").CombinedOutput()
+	out, err := exec.Command(bin, "-sqlite", path, "stats").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no such file: check the path, or add -create") {
+		t.Errorf("leasectl on a missing SQLite file: %v\n%s; want it refused", err, out)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("leasectl created the missing SQLite file without -create")
+	}
+	out, err = exec.Command(bin, "-sqlite", path, "-create", "migrate", "up").CombinedOutput()
 	if err != nil || !regexp.MustCompile(`schema at version \d+`).Match(out) {
 		t.Errorf("leasectl migrate up: %v\n%s", err, out)
 	}

@@ -10,6 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -18,7 +20,7 @@ import (
 	"github.com/leasegen/leasegen/runtime"
 )
 
-const usage = `usage: leasectl (-mysql DSN | -sqlite FILE) COMMAND [flags] [args]
+const usage = `usage: leasectl (-mysql DSN | -sqlite FILE [-create]) COMMAND [flags] [args]
 
 Commands:
   migrate up|status|sql     apply the schema, show its versions, or print its SQL
@@ -28,6 +30,11 @@ Commands:
   retry ID                  queue a failed or cancelled task again, with all its attempts
   purge -older-than DUR     delete finished tasks that finished longer ago (-batch N)
   stats [-json]             tasks by type and status, oldest queued, running by worker
+
+-create makes a new SQLite file; without it a FILE that does not exist is an
+error. Flags may come before or after a command's arguments. -json prints
+snake_case keys, and a task's payload as JSON when it is JSON (else
+"payload_base64").
 
 migrate up changes the schema: it needs a user with CREATE, ALTER, INDEX and
 DROP; every other command needs only SELECT, INSERT, UPDATE and DELETE.
@@ -57,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	global.SetOutput(io.Discard)
 	mysqlDSN := global.String("mysql", "", "")
 	sqlitePath := global.String("sqlite", "", "")
+	create := global.Bool("create", false, "")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -75,7 +83,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("%w: unknown command %q", errUsage, rest[0])
 	}
-	engine, closeDB, err := open(*mysqlDSN, *sqlitePath)
+	if *create && *sqlitePath == "" {
+		return fmt.Errorf("%w: -create applies to -sqlite FILE only", errUsage)
+	}
+	engine, closeDB, err := open(*mysqlDSN, *sqlitePath, *create)
 	if err != nil {
 		return err
 	}
@@ -97,9 +108,14 @@ type env struct {
 }
 
 // open connects to the database. A MySQL DSN gets the settings the runtime
-// needs (parseTime, UTC) so operators can paste the DSN they have.
-func open(mysqlDSN, sqlitePath string) (*runtime.Engine, func(), error) {
+// needs (parseTime, UTC) so operators can paste the DSN they have. A SQLite
+// file must exist unless create is set: a mistyped path would otherwise
+// open a new, empty database.
+func open(mysqlDSN, sqlitePath string, create bool) (*runtime.Engine, func(), error) {
 	if sqlitePath != "" {
+		if _, err := os.Stat(sqlitePath); errors.Is(err, fs.ErrNotExist) && !create {
+			return nil, nil, fmt.Errorf("-sqlite %s: no such file: check the path, or add -create to make a new database (then run migrate up)", sqlitePath)
+		}
 		db, err := sql.Open("sqlite", runtime.SQLiteDSN(sqlitePath))
 		if err != nil {
 			return nil, nil, err

@@ -21,15 +21,24 @@ func newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args and checks the number of positional arguments.
-func parse(fs *flag.FlagSet, args []string, positional int) error {
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+// parse parses args, flags before or after the positional arguments, and
+// checks how many positional arguments there are. It returns them.
+func parse(fs *flag.FlagSet, args []string, positional int) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	if fs.NArg() != positional {
-		return fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, fs.Name(), positional, fs.NArg())
+	if len(rest) != positional {
+		return nil, fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, fs.Name(), positional, len(rest))
 	}
-	return nil
+	return rest, nil
 }
 
 func taskID(s string) (runtime.TaskID, error) {
@@ -44,6 +53,14 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// dash shows an empty value as "-".
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func stamp(t time.Time) string {

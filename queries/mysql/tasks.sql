@@ -200,6 +200,10 @@ WHERE id IN (sqlc.slice(ids))
 INSERT IGNORE INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
 VALUES (?, ?, ?, NOW(3));
 
+-- name: IdempotencyKeyHolder :one
+-- The task whose committed execution recorded the key.
+SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = ? AND idem_key = ?;
+
 -- name: TaskCountByTypeStatus :many
 -- Queue depth: an index-only scan of leasegen_tasks_due.
 SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks

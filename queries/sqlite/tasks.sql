@@ -162,6 +162,10 @@ INSERT INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
 VALUES (?, ?, ?, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
 ON CONFLICT DO NOTHING;
 
+-- name: IdempotencyKeyHolder :one
+-- The task whose committed execution recorded the key.
+SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = ? AND idem_key = ?;
+
 -- name: TaskCountByTypeStatus :many
 SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
 GROUP BY status, task_type;

@@ -12,6 +12,23 @@ import (
 	"time"
 )
 
+const idempotencyKeyHolder = `-- name: IdempotencyKeyHolder :one
+SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = ? AND idem_key = ?
+`
+
+type IdempotencyKeyHolderParams struct {
+	TaskType string
+	IdemKey  string
+}
+
+// The task whose committed execution recorded the key.
+func (q *Queries) IdempotencyKeyHolder(ctx context.Context, db DBTX, arg IdempotencyKeyHolderParams) (int64, error) {
+	row := db.QueryRowContext(ctx, idempotencyKeyHolder, arg.TaskType, arg.IdemKey)
+	var task_id int64
+	err := row.Scan(&task_id)
+	return task_id, err
+}
+
 const idempotencyKeyRecord = `-- name: IdempotencyKeyRecord :execrows
 INSERT IGNORE INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
 VALUES (?, ?, ?, NOW(3))

@@ -1,0 +1,82 @@
+package leasectl
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// taskJSON is a task as -json prints it: snake_case keys, times in UTC
+// (omitted when unset), and the payload as JSON when it is JSON, else in
+// base64 under payload_base64.
+type taskJSON struct {
+	ID             runtime.TaskID  `json:"id"`
+	Type           string          `json:"type"`
+	Status         runtime.Status  `json:"status"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	PayloadBase64  []byte          `json:"payload_base64,omitempty"`
+	Priority       int             `json:"priority"`
+	AttemptsUsed   int             `json:"attempts_used"`
+	MaxAttempts    int             `json:"max_attempts"`
+	Attempt        int             `json:"attempt"`
+	OwnerID        string          `json:"owner_id,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	LeaseOwner     string          `json:"lease_owner,omitempty"`
+	LeaseUntil     *time.Time      `json:"lease_until,omitempty"`
+	AvailableAt    *time.Time      `json:"available_at,omitempty"`
+	CreatedAt      *time.Time      `json:"created_at,omitempty"`
+	UpdatedAt      *time.Time      `json:"updated_at,omitempty"`
+	StartedAt      *time.Time      `json:"started_at,omitempty"`
+	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
+	Result         string          `json:"result,omitempty"`
+	LastError      string          `json:"last_error,omitempty"`
+}
+
+func newTaskJSON(t runtime.TaskInfo) taskJSON {
+	out := taskJSON{
+		ID: t.ID, Type: t.Type, Status: t.Status, Priority: t.Priority,
+		AttemptsUsed: t.AttemptsUsed, MaxAttempts: t.MaxAttempts, Attempt: t.Attempt,
+		OwnerID: t.OwnerID, IdempotencyKey: t.IdempotencyKey, LeaseOwner: t.LeaseOwner,
+		LeaseUntil: optionalTime(t.LeaseUntil), AvailableAt: optionalTime(t.AvailableAt),
+		CreatedAt: optionalTime(t.CreatedAt), UpdatedAt: optionalTime(t.UpdatedAt),
+		StartedAt: optionalTime(t.StartedAt), FinishedAt: optionalTime(t.FinishedAt),
+		Result: t.Result, LastError: t.LastError,
+	}
+	if json.Valid(t.Payload) {
+		out.Payload = t.Payload
+	} else {
+		out.PayloadBase64 = t.Payload
+	}
+	return out
+}
+
+func optionalTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// statsJSON is stats -json's shape.
+type statsJSON struct {
+	Counts          []countJSON          `json:"counts"`
+	OldestQueued    map[string]time.Time `json:"oldest_queued"`
+	RunningByWorker map[string]int       `json:"running_by_worker"`
+}
+
+// countJSON is the number of tasks of one type in one status.
+type countJSON struct {
+	Type   string         `json:"type"`
+	Status runtime.Status `json:"status"`
+	Tasks  int            `json:"tasks"`
+}
+
+func newStatsJSON(st runtime.QueueStats) statsJSON {
+	out := statsJSON{Counts: []countJSON{}, OldestQueued: st.OldestQueued, RunningByWorker: st.RunningByWorker}
+	for _, c := range st.Counts {
+		out.Counts = append(out.Counts, countJSON{c.Type, c.Status, c.Tasks})
+	}
+	return out
+}
