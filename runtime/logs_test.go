@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -92,6 +93,128 @@ func TestFailuresAreLogged(t *testing.T) {
 		if len(panics) != 2 || panics[1]["level"] != "ERROR" || !strings.Contains(panics[1]["msg"].(string), "failed for good") ||
 			!strings.Contains(panics[1]["err"].(string), "nil map") || !strings.Contains(panics[1]["err"].(string), "goroutine") {
 			t.Errorf("panic lines %v, want two ERRORs (retry, then failed for good) with the stack", panics)
+		}
+	})
+}
+
+// A database outage under a busy worker logs one line when polls start to
+// fail and one when they work again, and the polls back off meanwhile
+// instead of retrying at the busy pace (an 8 s cut used to log 97 lines).
+func TestOutageLogsOnceAndBacksOff(t *testing.T) {
+	t.Parallel()
+	b, server := privateMySQL(t)
+	var book logBook
+	cfg := testConfig()
+	cfg.Logger, cfg.PollInterval = book.logger(), time.Second
+	var done atomic.Int64
+	b.startWorker(t, cfg, map[string]HandlerFunc{
+		"work": func(context.Context, *Task) error { done.Add(1); return nil },
+	})
+	feeding, stopFeed := context.WithCancel(bg)
+	defer stopFeed()
+	go func() { // keep the worker busy: each local enqueue also wakes it
+		for feeding.Err() == nil {
+			_, _ = b.client.Enqueue(feeding, "work", nil)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	waitUntil(t, "tasks running before the outage", func() bool { return done.Load() > 20 })
+
+	server.Kill()
+	time.Sleep(3 * time.Second)
+	server.Start()
+	before := done.Load()
+	waitUntil(t, "tasks running after the outage", func() bool { return done.Load() > before+20 })
+
+	failed := book.lines(t, "poll failed; retrying with back-off")
+	back := book.lines(t, "poll works again")
+	if len(failed) != 1 || failed[0]["level"] != "ERROR" || failed[0]["err"] == nil {
+		t.Errorf("%d lines saying polls fail, want one ERROR with the error: %v", len(failed), failed)
+	}
+	if len(back) != 1 || back[0]["level"] != "INFO" {
+		t.Fatalf("%d lines saying polls work again, want one INFO: %v", len(back), back)
+	}
+	// Waits of 50 ms doubling to PollInterval, with jitter: at most about
+	// ten polls in a 3 s outage (plus the server's start-up).
+	if n := back[0]["failures"].(float64); n < 2 || n > 16 {
+		t.Errorf("%v failed polls during a 3 s outage, want a few: the poller did not back off", n)
+	}
+	if still := book.lines(t, "poll still failing"); len(still) > 1 {
+		t.Errorf("%d 'still failing' lines in a short outage, want at most one", len(still))
+	}
+}
+
+// waitUntil polls cond for up to 30 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30 s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A long outage logs again once per outageReport, with the failures since
+// the last line.
+func TestOutageReportsEachInterval(t *testing.T) {
+	clock := &steppedClock{now: time.Unix(0, 0)}
+	var book logBook
+	o := newOutage("poll", Config{WorkerID: "w1", Logger: book.logger(), Clock: clock}, time.Second)
+	for range 25 { // 25 failures, 1 s apart
+		if wait := o.failed(errors.New("connection refused")); wait > time.Second || wait < 25*time.Millisecond {
+			t.Fatalf("back-off %s, want 25 ms..1 s", wait)
+		}
+		clock.now = clock.now.Add(time.Second)
+	}
+	o.succeeded()
+	still := book.lines(t, "poll still failing")
+	if len(still) != 2 || still[0]["failures"] != 10.0 || still[1]["failures"] != 10.0 {
+		t.Errorf("still-failing lines %v, want two, each counting 10 failures", still)
+	}
+	if back := book.lines(t, "poll works again"); len(back) != 1 || back[0]["failures"] != 25.0 {
+		t.Errorf("works-again lines %v, want one counting 25 failures", back)
+	}
+}
+
+// steppedClock is a clock a test moves by hand.
+type steppedClock struct{ now time.Time }
+
+func (c *steppedClock) Now() time.Time { return c.now }
+
+// A handler that ignores its context and returns after Stop handed its task
+// back logs that its outcome is discarded, not that a completion failed.
+func TestHandlerReturningAfterStopIsNotAFailure(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		var book logBook
+		cfg := testConfig()
+		cfg.Logger = book.logger()
+		id := b.enqueue(t, "stubborn")
+		running, returned := make(chan struct{}), make(chan struct{})
+		w := b.startWorker(t, cfg, map[string]HandlerFunc{
+			"stubborn": func(context.Context, *Task) error {
+				close(running)
+				time.Sleep(500 * time.Millisecond) // ignores its context
+				defer close(returned)
+				return nil
+			},
+		})
+		<-running
+		ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+		defer cancel()
+		if err := w.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("stop: %v, want it to hand the task back", err)
+		}
+		<-returned
+		waitUntil(t, "the discarded outcome's log line", func() bool {
+			return len(book.lines(t, "handler returned after Stop handed its task back*")) == 1
+		})
+		if got := book.lines(t, "complete failed*"); len(got) != 0 {
+			t.Errorf("log says a completion failed after Stop requeued the task: %v", got)
+		}
+		if info, _ := b.client.Get(bg, id); info.Status != StatusQueued {
+			t.Errorf("task %s after Stop handed it back, want QUEUED", info.Status)
 		}
 	})
 }

@@ -29,6 +29,8 @@ type pollState struct {
 	// empty is set when the last poll found nothing: the next one that no
 	// wake signal prompted only probes, with one cheap statement.
 	empty bool
+	// outage spaces polls out while the database fails them.
+	outage *outage
 }
 
 // found records a claim that found work.
@@ -55,7 +57,8 @@ func (p *pollState) nothing() time.Duration {
 // enqueue, finished handler, recovery) cuts any wait short.
 func (w *Worker) pollLoop(req claimRequest) {
 	defer w.pollDone.Done()
-	p := &pollState{clock: w.cfg.Clock, pollInterval: w.cfg.PollInterval, idleWait: minPollWait, lastFound: w.cfg.Clock.Now()}
+	p := &pollState{clock: w.cfg.Clock, pollInterval: w.cfg.PollInterval, idleWait: minPollWait, lastFound: w.cfg.Clock.Now(),
+		outage: newOutage("poll", w.cfg, w.cfg.PollInterval)}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	woken := true // the first poll claims
@@ -69,10 +72,14 @@ func (w *Worker) pollLoop(req claimRequest) {
 			continue
 		}
 		timer.Reset(wait)
+		wake := w.wake
+		if p.outage.failing() {
+			wake = nil // wait out the back-off: local wake-ups would retry at the busy pace
+		}
 		select {
 		case <-w.stopPoll:
 			return
-		case <-w.wake:
+		case <-wake:
 			woken = true
 		case <-timer.C:
 			woken = false
@@ -106,19 +113,20 @@ func (w *Worker) poll(req *claimRequest, p *pollState, woken bool) (wait time.Du
 	if p.empty && !woken {
 		ok, err := w.probe(req.Types)
 		if err != nil {
-			w.cfg.Logger.Error("leasegen: poll failed", "worker", w.cfg.WorkerID, "err", err)
+			return p.outage.failed(err), false
 		}
-		if err != nil || !ok {
+		p.outage.succeeded()
+		if !ok {
 			return p.nothing(), false
 		}
 	}
 	req.Max = min(free, maxClaimBatch)
 	n, err := w.claimAndStart(*req)
-	switch {
-	case err != nil:
-		w.cfg.Logger.Error("leasegen: claim failed", "worker", w.cfg.WorkerID, "err", err)
-		return p.nothing(), false
-	case n == 0:
+	if err != nil {
+		return p.outage.failed(err), false
+	}
+	p.outage.succeeded()
+	if n == 0 {
 		return p.nothing(), false
 	}
 	p.found()
