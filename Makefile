@@ -60,9 +60,12 @@ bench-smoke: ## run each Go benchmark of the hot paths once, so that they keep w
 bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
 	scripts/gen-bench.sh
 
-bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~15 min an engine) on SQLite and (when up) MariaDB
+bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~15 min an engine) on SQLite and, when up, MariaDB and MySQL 9.7 (make mysql97)
 	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/
 	$(GO) run ./cmd/leasegen-bench -sqlite
 	@if mariadb-admin -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1; then \
 		$(GO) run ./cmd/leasegen-bench -mysql 'root@tcp(127.0.0.1:3306)/'; \
 	else echo "MariaDB is not up: its figures skipped"; fi
+	@if mariadb-admin -uroot --protocol=tcp -h127.0.0.1 -P3307 ping >/dev/null 2>&1; then \
+		$(GO) run ./cmd/leasegen-bench -mysql 'root@tcp(127.0.0.1:3307)/'; \
+	else echo "MySQL 9.7 is not up (make mysql97 starts it): its figures skipped"; fi
