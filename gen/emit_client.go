@@ -122,7 +122,7 @@ func emitRequest(t *Task) jen.Code {
 		defaults = append(defaults, jen.Qual(runtimePath, "WithOwner").Call(fieldString("p", t.OwnerField, t.OwnerNeedsConv)))
 	}
 	if t.Options.Unique {
-		defaults = append(defaults, jen.Qual(runtimePath, "WithIdempotencyKey").Call(fieldString("p", t.KeyField, t.KeyNeedsConv)))
+		defaults = append(defaults, jen.Qual(runtimePath, "WithUniqueKey").Call(fieldString("p", t.KeyField, t.KeyNeedsConv)))
 	}
 	options := jen.Id("opts")
 	if len(defaults) > 0 {

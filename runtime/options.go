@@ -12,6 +12,7 @@ type enqueueOptions struct {
 	maxAttempts int
 	ownerID     string
 	key         string
+	keyRequired bool // set by WithUniqueKey: an empty key is refused
 }
 
 // WithPriority sets the priority: higher runs first. Default 0.
@@ -45,4 +46,11 @@ func WithOwner(id string) EnqueueOption {
 // also under concurrent enqueues.
 func WithIdempotencyKey(key string) EnqueueOption {
 	return func(o *enqueueOptions) { o.key = key }
+}
+
+// WithUniqueKey is WithIdempotencyKey for a task that must be deduplicated:
+// an empty key fails the enqueue with ErrInvalidTask instead of storing a
+// task nothing deduplicates. The generated enqueue of a unique task uses it.
+func WithUniqueKey(key string) EnqueueOption {
+	return func(o *enqueueOptions) { o.key, o.keyRequired = key, true }
 }

@@ -35,6 +35,8 @@ func checkRow(taskType string, o enqueueOptions) error {
 		return fmt.Errorf("%w: %s priority must be in %d..%d, got %d", ErrInvalidTask, taskType, minPriority, maxPriority, o.priority)
 	case !utf8.ValidString(o.ownerID):
 		return fmt.Errorf("%w: %s owner id %q is not valid UTF-8", ErrInvalidTask, taskType, o.ownerID)
+	case o.keyRequired && o.key == "":
+		return fmt.Errorf("%w: %s is unique, so its key must not be empty: set the payload field tagged leasegen:\"key\"", ErrInvalidTask, taskType)
 	case !utf8.ValidString(o.key):
 		return fmt.Errorf("%w: %s idempotency key %q is not valid UTF-8", ErrInvalidTask, taskType, o.key)
 	case !o.runAt.IsZero() && (o.runAt.Before(minRunAt) || o.runAt.After(maxRunAt)):

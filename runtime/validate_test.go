@@ -33,6 +33,7 @@ func TestEnqueueRejectsBadInput(t *testing.T) {
 			"type with a space":    {"a b", nil, "printable ASCII"},
 			"run-at in year 10000": {"a", []EnqueueOption{WithRunAt(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))}, "run-at"},
 			"delay of 200 years":   {"a", []EnqueueOption{WithDelay(200 * 365 * 24 * time.Hour)}, "delay must be in"},
+			"unique with no key":   {"a", []EnqueueOption{WithUniqueKey("")}, "is unique, so its key must not be empty"},
 		}
 		for name, c := range bad {
 			_, err := b.client.Enqueue(bg, c.typ, []byte(`{}`), c.opts...)

@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -201,6 +202,9 @@ func TestKeys(t *testing.T) {
 		dbtest.Must(t, "export again", err)
 		if first != again {
 			t.Errorf("unique export enqueued twice: ids %d and %d", first, again)
+		}
+		if _, err := b.client.EnqueueExport(bg, ExportPayload{Tenant: "a"}); !errors.Is(err, runtime.ErrInvalidTask) {
+			t.Errorf("unique export with an empty key: %v, want ErrInvalidTask (nothing would deduplicate it)", err)
 		}
 		imports, err := b.client.EnqueueImportBatch(bg, []ImportPayload{sampleImport("dup"), sampleImport("dup")})
 		dbtest.Must(t, "imports", err)

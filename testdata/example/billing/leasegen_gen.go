@@ -155,7 +155,7 @@ func newExportRequest(p ExportPayload, opts []runtime.EnqueueOption) (runtime.Re
 		return runtime.Request{}, err
 	}
 	return runtime.Request{
-		Options: append([]runtime.EnqueueOption{runtime.WithOwner(string(p.Tenant)), runtime.WithIdempotencyKey(p.ExportID)}, opts...),
+		Options: append([]runtime.EnqueueOption{runtime.WithOwner(string(p.Tenant)), runtime.WithUniqueKey(p.ExportID)}, opts...),
 		Payload: payload,
 		Type:    TaskExport,
 	}, nil

@@ -87,7 +87,7 @@ func newSyncRequest(p SyncPayload, opts []runtime.EnqueueOption) (runtime.Reques
 		return runtime.Request{}, err
 	}
 	return runtime.Request{
-		Options: append([]runtime.EnqueueOption{runtime.WithPriority(-3), runtime.WithMaxAttempts(12), runtime.WithOwner(p.Tenant), runtime.WithIdempotencyKey(p.AccountID)}, opts...),
+		Options: append([]runtime.EnqueueOption{runtime.WithPriority(-3), runtime.WithMaxAttempts(12), runtime.WithOwner(p.Tenant), runtime.WithUniqueKey(p.AccountID)}, opts...),
 		Payload: payload,
 		Type:    TaskSync,
 	}, nil

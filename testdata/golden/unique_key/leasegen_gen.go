@@ -86,7 +86,7 @@ func newReportRequest(p ReportPayload, opts []runtime.EnqueueOption) (runtime.Re
 		return runtime.Request{}, err
 	}
 	return runtime.Request{
-		Options: append([]runtime.EnqueueOption{runtime.WithIdempotencyKey(string(p.ID))}, opts...),
+		Options: append([]runtime.EnqueueOption{runtime.WithUniqueKey(string(p.ID))}, opts...),
 		Payload: payload,
 		Type:    TaskReport,
 	}, nil
