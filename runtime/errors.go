@@ -26,6 +26,16 @@ var (
 	ErrTaskNotRetryable = errors.New("leasegen: task cannot be retried")
 	// ErrWorkerStarted reports a change to a worker that is already running.
 	ErrWorkerStarted = errors.New("leasegen: worker already started")
+	// ErrWorkerStopped reports a Start after Stop: a Worker runs once; make
+	// a new one with NewWorker.
+	ErrWorkerStopped = errors.New("leasegen: worker stopped: a Worker runs once, create a new one with NewWorker")
+	// ErrWorkerIDInUse reports a Worker.Start whose WorkerID a live worker
+	// holds: two workers with one id would complete each other's tasks.
+	ErrWorkerIDInUse = errors.New("leasegen: worker id in use")
+	// ErrLimitMismatch reports a Worker.Start whose GlobalLimit or per-type
+	// concurrency differs from a live worker's: the limits are exact only
+	// when every worker counts to the same number.
+	ErrLimitMismatch = errors.New("leasegen: limits differ from a live worker's")
 
 	// ErrLeaseLost is the cause of an execution's context when its lease was
 	// not renewed: it expired, or another execution holds the task now.

@@ -128,7 +128,9 @@ func TestMigrateFromVersion3(t *testing.T) {
 			t.Errorf("queued task after the upgrade: started %v, lease owner %q, priority %d", queued.StartedAt, queued.LeaseOwner, queued.Priority)
 		}
 		ran := make(chan TaskID, 2)
-		b.startWorker(t, testConfig(), map[string]HandlerFunc{"a": func(_ context.Context, task *Task) error {
+		cfg := testConfig()
+		cfg.MaxConcurrency = 1 // one claim, one task: the order of claims is the order of runs
+		b.startWorker(t, cfg, map[string]HandlerFunc{"a": func(_ context.Context, task *Task) error {
 			ran <- task.ID
 			return nil
 		}})

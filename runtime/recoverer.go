@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// recoveryLoop resolves expired leases once at start and then every
-// RecoveryInterval.
+// recoveryLoop renews the worker's row and resolves expired leases once at
+// start and then every RecoveryInterval.
 func (w *Worker) recoveryLoop() {
 	defer w.loopsDone.Done()
 	ticker := time.NewTicker(w.cfg.RecoveryInterval)
@@ -18,6 +18,9 @@ func (w *Worker) recoveryLoop() {
 			return
 		case <-ticker.C:
 		}
+		ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RecoveryInterval)
+		w.renewRegistration(ctx)
+		cancel()
 	}
 }
 

@@ -22,6 +22,7 @@ var leastPrivilegeGrants = []string{
 	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_tasks TO %s",
 	"GRANT SELECT, INSERT, UPDATE ON %s.leasegen_limits TO %s",
 	"GRANT SELECT, INSERT ON %s.leasegen_idempotency_keys TO %s",
+	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_workers TO %s",
 	"GRANT SELECT ON %s.leasegen_schema_migrations TO %s",
 }
 

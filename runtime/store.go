@@ -59,6 +59,16 @@ type store interface {
 	stats(ctx context.Context) (QueueStats, error)
 	migrationStatus(ctx context.Context) (map[int]time.Time, error)
 
+	// registerWorker inserts r's row after checking, under a lock all
+	// starting workers take, that no live worker conflicts with it; it
+	// deletes the rows of dead workers first.
+	registerWorker(ctx context.Context, r workerRegistration) error
+	// renewWorker moves r's row's expiry; when the row is gone it inserts
+	// it again and reports false.
+	renewWorker(ctx context.Context, r workerRegistration) (bool, error)
+	unregisterWorker(ctx context.Context, id string) error
+	liveWorkers(ctx context.Context) ([]WorkerInfo, error)
+
 	// beginExecutionTx begins the transaction of an idempotent execution
 	// under lease. done, called once the transaction ended, hands its
 	// connection back.

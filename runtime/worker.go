@@ -25,6 +25,9 @@ type Worker struct {
 	// execution may have made work claimable.
 	wake chan struct{}
 
+	// reg is the worker's row in leasegen_workers, kept while it runs.
+	reg workerRegistration
+
 	mu      sync.Mutex
 	started bool
 	// active holds every execution whose lease the worker holds: its handler
@@ -107,6 +110,9 @@ func (w *Worker) Handle(taskType string, fn HandlerFunc, opts ...HandlerOption) 
 func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.stopping {
+		return ErrWorkerStopped
+	}
 	if w.started {
 		return ErrWorkerStarted
 	}
@@ -126,8 +132,13 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	req := w.claimTemplate()
 	if err := w.engine.store.ensureLimits(ctx, limitScopes(req)); err != nil {
-		return err
+		return classify(err)
 	}
+	w.reg = w.registration(req)
+	if err := w.engine.store.registerWorker(ctx, w.reg); err != nil {
+		return classify(err)
+	}
+	localWorkers.Store(localWorker{w.engine.db, w.reg.ID}, true)
 	w.started = true
 	w.runCtx, w.cancelRun = context.WithCancel(context.WithoutCancel(ctx))
 	w.execParent = context.WithoutCancel(w.runCtx)
@@ -200,8 +211,21 @@ func (w *Worker) Stop(ctx context.Context) error {
 	close(w.stopLoops)
 	w.loopsDone.Wait()
 	w.fences.stop()
+	w.unregister()
 	w.cancelRun()
 	return stopErr
+}
+
+// unregister deletes the worker's row, so that its id is free at once; a
+// row left behind expires on its own.
+func (w *Worker) unregister() {
+	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.HeartbeatInterval)
+	defer cancel()
+	localWorkers.Delete(localWorker{w.engine.db, w.reg.ID})
+	if err := w.engine.store.unregisterWorker(ctx, w.cfg.WorkerID); err != nil {
+		w.cfg.Logger.Warn("leasegen: deleting the worker's row failed; it expires on its own", "worker", w.cfg.WorkerID,
+			"alive_for", w.reg.TTL, "err", err)
+	}
 }
 
 // releaseAll cancels every execution; each releases its own lease as it

@@ -22,6 +22,7 @@ var commands = map[string]func(ctx context.Context, e *env, args []string) error
 	"retry":   retry,
 	"purge":   purge,
 	"stats":   stats,
+	"workers": workers,
 }
 
 func migrate(ctx context.Context, e *env, args []string) error {
@@ -228,4 +229,42 @@ func stats(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(w, "%s\t%d\n", owner, st.RunningByWorker[owner])
 	}
 	return w.Flush()
+}
+
+func workers(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("workers")
+	asJSON := fs.Bool("json", false, "")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	live, err := e.client.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := make([]workerJSON, len(live))
+		for i, w := range live {
+			out[i] = workerJSON(w)
+		}
+		return writeJSON(e.stdout, out)
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "WORKER\tHOST\tPID\tSTARTED\tALIVE UNTIL\tSLOTS\tGLOBAL LIMIT\tTASK TYPES (LIMIT)")
+	for _, wk := range live {
+		types := make([]string, 0, len(wk.TaskLimits))
+		for _, t := range sortedKeys(wk.TaskLimits) {
+			types = append(types, fmt.Sprintf("%s (%s)", t, limitText(wk.TaskLimits[t])))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\n", wk.ID, wk.Host, wk.PID, stamp(wk.StartedAt), stamp(wk.AliveUntil),
+			wk.MaxConcurrency, limitText(wk.GlobalLimit), strings.Join(types, ", "))
+	}
+	return w.Flush()
+}
+
+// limitText shows a limit, 0 as "none".
+func limitText(n int) string {
+	if n == 0 {
+		return "none"
+	}
+	return strconv.Itoa(n)
 }

@@ -80,3 +80,16 @@ func newStatsJSON(st runtime.QueueStats) statsJSON {
 	}
 	return out
 }
+
+// workerJSON is workers -json's shape: runtime.WorkerInfo with snake_case
+// keys.
+type workerJSON struct {
+	ID             string         `json:"id"`
+	Host           string         `json:"host"`
+	PID            int            `json:"pid"`
+	StartedAt      time.Time      `json:"started_at"`
+	AliveUntil     time.Time      `json:"alive_until"`
+	MaxConcurrency int            `json:"max_concurrency"`
+	GlobalLimit    int            `json:"global_limit"`
+	TaskLimits     map[string]int `json:"task_limits"`
+}

@@ -107,7 +107,17 @@ func TestCommands(t *testing.T) {
 			dbtest.Must(t, "start", w.Start(ctx))
 			waitFor(t, client, ok, runtime.StatusSuccess)
 			waitFor(t, client, bad, runtime.StatusFailed)
+			code, out, _ = tg.ctl(t, "workers")
+			expect(t, "workers", code, 0, out, "WORKER", "HOST", "bad (none), ok (none)")
+			code, out, _ = tg.ctl(t, "workers", "-json")
+			var live []map[string]any
+			if err := json.Unmarshal([]byte(out), &live); code != 0 || err != nil || len(live) != 1 || live[0]["max_concurrency"] != 100.0 {
+				t.Errorf("workers -json: exit %d, %v, %+v; want the one live worker", code, err, live)
+			}
 			dbtest.Must(t, "stop", w.Stop(ctx))
+			if code, out, _ := tg.ctl(t, "workers"); code != 0 || strings.Count(out, "\n") != 1 {
+				t.Errorf("workers after Stop: exit %d\n%s; want only the header", code, out)
+			}
 
 			id := func(n runtime.TaskID) string { return strconv.FormatInt(int64(n), 10) }
 			code, out, _ = tg.ctl(t, "list")

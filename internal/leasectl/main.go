@@ -30,6 +30,7 @@ Commands:
   retry ID                  queue a failed or cancelled task again, with all its attempts
   purge -older-than DUR     delete finished tasks that finished longer ago (-batch N)
   stats [-json]             tasks by type and status, oldest queued, running by worker
+  workers [-json]           live workers: host, pid, start, slots and limits
 
 -create makes a new SQLite file; without it a FILE that does not exist is an
 error. Flags may come before or after a command's arguments. -json prints

@@ -41,3 +41,14 @@ type LeasegenTask struct {
 	LeaseOwner     string
 	StartedAt      time.Time
 }
+
+type LeasegenWorker struct {
+	WorkerID       string
+	Host           string
+	Pid            int32
+	StartedAt      time.Time
+	AliveUntil     time.Time
+	MaxConcurrency int32
+	GlobalLimit    int32
+	TaskLimits     string
+}

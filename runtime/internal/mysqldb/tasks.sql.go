@@ -1089,3 +1089,124 @@ func (q *Queries) TaskRunningByOwner(ctx context.Context, db DBTX) ([]TaskRunnin
 	}
 	return items, nil
 }
+
+const workerDelete = `-- name: WorkerDelete :exec
+DELETE FROM leasegen_workers WHERE worker_id = ?
+`
+
+type WorkerDeleteParams struct {
+	WorkerID string
+}
+
+func (q *Queries) WorkerDelete(ctx context.Context, db DBTX, arg WorkerDeleteParams) error {
+	_, err := db.ExecContext(ctx, workerDelete, arg.WorkerID)
+	return err
+}
+
+const workerDeleteExpired = `-- name: WorkerDeleteExpired :exec
+DELETE FROM leasegen_workers WHERE alive_until <= NOW(3)
+`
+
+func (q *Queries) WorkerDeleteExpired(ctx context.Context, db DBTX) error {
+	_, err := db.ExecContext(ctx, workerDeleteExpired)
+	return err
+}
+
+const workerInsert = `-- name: WorkerInsert :execrows
+INSERT IGNORE INTO leasegen_workers
+  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
+VALUES (?, ?, ?, NOW(3), NOW(3) + INTERVAL ? MICROSECOND,
+  ?, ?, ?)
+`
+
+type WorkerInsertParams struct {
+	WorkerID       string
+	Host           string
+	Pid            int32
+	TtlUs          interface{}
+	MaxConcurrency int32
+	GlobalLimit    int32
+	TaskLimits     string
+}
+
+// 0 when the row exists: Start checked under the registry lock that it
+// does not; a renewal that found its row gone inserts it again.
+func (q *Queries) WorkerInsert(ctx context.Context, db DBTX, arg WorkerInsertParams) (int64, error) {
+	result, err := db.ExecContext(ctx, workerInsert,
+		arg.WorkerID,
+		arg.Host,
+		arg.Pid,
+		arg.TtlUs,
+		arg.MaxConcurrency,
+		arg.GlobalLimit,
+		arg.TaskLimits,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const workerListLive = `-- name: WorkerListLive :many
+SELECT worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits FROM leasegen_workers WHERE alive_until > NOW(3) ORDER BY worker_id
+`
+
+func (q *Queries) WorkerListLive(ctx context.Context, db DBTX) ([]LeasegenWorker, error) {
+	rows, err := db.QueryContext(ctx, workerListLive)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LeasegenWorker
+	for rows.Next() {
+		var i LeasegenWorker
+		if err := rows.Scan(
+			&i.WorkerID,
+			&i.Host,
+			&i.Pid,
+			&i.StartedAt,
+			&i.AliveUntil,
+			&i.MaxConcurrency,
+			&i.GlobalLimit,
+			&i.TaskLimits,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workerLockRegistry = `-- name: WorkerLockRegistry :exec
+SELECT scope FROM leasegen_limits WHERE scope = '' FOR UPDATE
+`
+
+// Serializes Worker.Start: the empty scope's row, locked until commit.
+func (q *Queries) WorkerLockRegistry(ctx context.Context, db DBTX) error {
+	_, err := db.ExecContext(ctx, workerLockRegistry)
+	return err
+}
+
+const workerRenew = `-- name: WorkerRenew :execrows
+UPDATE leasegen_workers SET alive_until = NOW(3) + INTERVAL ? MICROSECOND
+WHERE worker_id = ?
+`
+
+type WorkerRenewParams struct {
+	TtlUs    interface{}
+	WorkerID string
+}
+
+func (q *Queries) WorkerRenew(ctx context.Context, db DBTX, arg WorkerRenewParams) (int64, error) {
+	result, err := db.ExecContext(ctx, workerRenew, arg.TtlUs, arg.WorkerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}

@@ -35,3 +35,14 @@ type LeasegenTask struct {
 	StartedAt      sql.NullInt64
 	DueAt          int64
 }
+
+type LeasegenWorker struct {
+	WorkerID       string
+	Host           string
+	Pid            int64
+	StartedAt      int64
+	AliveUntil     int64
+	MaxConcurrency int64
+	GlobalLimit    int64
+	TaskLimits     string
+}

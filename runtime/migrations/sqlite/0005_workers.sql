@@ -1,0 +1,14 @@
+-- leasegen schema for SQLite, version 5: a row per live worker (see the
+-- MySQL migration of the same number). Start's transaction takes the write
+-- lock when it begins, so starting workers check each other.
+
+CREATE TABLE IF NOT EXISTS leasegen_workers (
+  worker_id       TEXT    NOT NULL PRIMARY KEY,
+  host            TEXT    NOT NULL,
+  pid             INTEGER NOT NULL,
+  started_at      INTEGER NOT NULL,
+  alive_until     INTEGER NOT NULL,
+  max_concurrency INTEGER NOT NULL,
+  global_limit    INTEGER NOT NULL,
+  task_limits     TEXT    NOT NULL
+);

@@ -1,0 +1,89 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
+)
+
+func (s *mysqlStore) registerWorker(ctx context.Context, r workerRegistration) error {
+	return s.retry(ctx, func() error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
+			if err := s.q.WorkerLockRegistry(ctx, tx); err != nil {
+				return fmt.Errorf("leasegen: lock the worker registry: %w", err)
+			}
+			if err := s.q.WorkerDeleteExpired(ctx, tx); err != nil {
+				return fmt.Errorf("leasegen: delete dead workers' rows: %w", err)
+			}
+			rows, err := s.q.WorkerListLive(ctx, tx)
+			if err != nil {
+				return fmt.Errorf("leasegen: list live workers: %w", err)
+			}
+			live := workersFromMySQL(rows)
+			if err := checkWorkerConflicts(s.db, r, live); err != nil {
+				return err
+			}
+			if err := s.q.WorkerDelete(ctx, tx, mysqldb.WorkerDeleteParams{WorkerID: r.ID}); err != nil { // a predecessor's row on this host
+				return fmt.Errorf("leasegen: replace worker %q's old row: %w", r.ID, err)
+			}
+			_, err = s.q.WorkerInsert(ctx, tx, mysqlWorkerRow(r))
+			if err != nil {
+				return fmt.Errorf("leasegen: register worker %q: %w", r.ID, err)
+			}
+			return nil
+		})
+	})
+}
+
+func (s *mysqlStore) renewWorker(ctx context.Context, r workerRegistration) (bool, error) {
+	n, err := s.q.WorkerRenew(ctx, s.db, mysqldb.WorkerRenewParams{TtlUs: micros(r.TTL), WorkerID: r.ID})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: renew worker %q's row: %w", r.ID, err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	n, err = s.q.WorkerInsert(ctx, s.db, mysqlWorkerRow(r))
+	if err != nil {
+		return false, fmt.Errorf("leasegen: register worker %q again: %w", r.ID, err)
+	}
+	if n == 0 {
+		return false, fmt.Errorf("%w: %q was taken by another worker after this one's row expired: stop one of them", ErrWorkerIDInUse, r.ID)
+	}
+	return false, nil
+}
+
+func (s *mysqlStore) unregisterWorker(ctx context.Context, id string) error {
+	if err := s.q.WorkerDelete(ctx, s.db, mysqldb.WorkerDeleteParams{WorkerID: id}); err != nil {
+		return fmt.Errorf("leasegen: delete worker %q's row: %w", id, err)
+	}
+	return nil
+}
+
+func (s *mysqlStore) liveWorkers(ctx context.Context) ([]WorkerInfo, error) {
+	rows, err := s.q.WorkerListLive(ctx, s.db)
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: list live workers: %w", err)
+	}
+	return workersFromMySQL(rows), nil
+}
+
+func mysqlWorkerRow(r workerRegistration) mysqldb.WorkerInsertParams {
+	return mysqldb.WorkerInsertParams{
+		WorkerID: r.ID, Host: r.Host, Pid: int32(r.PID), TtlUs: micros(r.TTL),
+		MaxConcurrency: int32(r.MaxConcurrency), GlobalLimit: int32(r.GlobalLimit), TaskLimits: encodeLimits(r.TaskLimits),
+	}
+}
+
+func workersFromMySQL(rows []mysqldb.LeasegenWorker) []WorkerInfo {
+	out := make([]WorkerInfo, len(rows))
+	for i, r := range rows {
+		out[i] = WorkerInfo{
+			ID: r.WorkerID, Host: r.Host, PID: int(r.Pid), StartedAt: r.StartedAt, AliveUntil: r.AliveUntil,
+			MaxConcurrency: int(r.MaxConcurrency), GlobalLimit: int(r.GlobalLimit), TaskLimits: decodeLimits(r.TaskLimits),
+		}
+	}
+	return out
+}

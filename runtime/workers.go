@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// localWorkers holds this process's started workers, by database handle
+// and id: a row of this host and pid is a crashed predecessor's only when no
+// worker of this process holds its id.
+var localWorkers sync.Map
+
+// localWorker is a key of localWorkers.
+type localWorker struct {
+	db *sql.DB
+	id string
+}
+
+// WorkerInfo is a live worker, as its row in leasegen_workers shows it.
+type WorkerInfo struct {
+	ID             string
+	Host           string
+	PID            int
+	StartedAt      time.Time // UTC, from the database's clock
+	AliveUntil     time.Time // the row's expiry: renewed every RecoveryInterval
+	MaxConcurrency int
+	GlobalLimit    int            // 0: none
+	TaskLimits     map[string]int // every task type it handles, with its concurrency limit (0: none)
+}
+
+// Workers lists the live workers, by id.
+func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	workers, err := c.engine.store.liveWorkers(ctx)
+	return workers, classify(err)
+}
+
+// workerRegistration is the row a worker keeps while it runs.
+type workerRegistration struct {
+	ID             string
+	Host           string
+	PID            int
+	MaxConcurrency int
+	GlobalLimit    int
+	TaskLimits     map[string]int
+	// TTL is how long the row lives without a renewal: two
+	// RecoveryIntervals, so one late renewal does not end it.
+	TTL time.Duration
+}
+
+// registration is the worker's row.
+func (w *Worker) registration(req claimRequest) workerRegistration {
+	host, _ := os.Hostname()
+	limits := map[string]int{}
+	for _, t := range req.Types {
+		limits[t] = req.TypeLimits[t]
+	}
+	return workerRegistration{
+		ID: w.cfg.WorkerID, Host: host, PID: os.Getpid(),
+		MaxConcurrency: w.cfg.MaxConcurrency, GlobalLimit: req.GlobalLimit, TaskLimits: limits,
+		TTL: 2 * w.cfg.RecoveryInterval,
+	}
+}
+
+// encodeLimits is TaskLimits as the task_limits column holds it.
+func encodeLimits(limits map[string]int) string {
+	b, _ := json.Marshal(limits) // a map of strings to ints always encodes
+	return string(b)
+}
+
+// decodeLimits reads the task_limits column; a value no worker wrote reads
+// as no types.
+func decodeLimits(s string) map[string]int {
+	limits := map[string]int{}
+	_ = json.Unmarshal([]byte(s), &limits)
+	return limits
+}
+
+// checkWorkerConflicts returns the first way r conflicts with a live
+// worker: the same id, unless that row is a dead predecessor of this
+// process (same host, and its process is gone or is this one), or limits
+// that differ for a scope both count.
+func checkWorkerConflicts(db *sql.DB, r workerRegistration, live []WorkerInfo) error {
+	for _, o := range live {
+		if o.ID == r.ID {
+			if _, here := localWorkers.Load(localWorker{db, r.ID}); !here && o.Host == r.Host && (o.PID == r.PID || processGone(o.PID)) {
+				continue // a crashed predecessor's row on this host (a restarted container has the same pid)
+			}
+			return fmt.Errorf("%w: %q is held by a live worker on %s (pid %d, started %s, alive until %s): give each worker its own Config.WorkerID, or leave it empty for a unique default",
+				ErrWorkerIDInUse, r.ID, o.Host, o.PID, o.StartedAt.Format(time.RFC3339), o.AliveUntil.Format(time.RFC3339))
+		}
+		if o.GlobalLimit != r.GlobalLimit {
+			return limitMismatch("GlobalLimit", r.GlobalLimit, o)
+		}
+		for _, t := range slices.Sorted(maps.Keys(r.TaskLimits)) {
+			if theirs, both := o.TaskLimits[t]; both && theirs != r.TaskLimits[t] {
+				return limitMismatch(fmt.Sprintf("task type %q's concurrency", t), r.TaskLimits[t], o, t)
+			}
+		}
+	}
+	return nil
+}
+
+// limitMismatch explains a limit that differs from live worker o's.
+func limitMismatch(what string, mine int, o WorkerInfo, taskType ...string) error {
+	theirs := o.GlobalLimit
+	if len(taskType) > 0 {
+		theirs = o.TaskLimits[taskType[0]]
+	}
+	return fmt.Errorf("%w: %s is %s here but %s on live worker %q (%s, pid %d): set the same value on every worker; to change it, stop the workers with the old value first",
+		ErrLimitMismatch, what, limitText(mine), limitText(theirs), o.ID, o.Host, o.PID)
+}
+
+func limitText(n int) string {
+	if n == 0 {
+		return "none"
+	}
+	return fmt.Sprint(n)
+}
+
+// renewRegistration renews the worker's row, once per recovery pass.
+func (w *Worker) renewRegistration(ctx context.Context) {
+	present, err := w.engine.store.renewWorker(ctx, w.reg)
+	switch {
+	case err != nil:
+		w.cfg.Logger.Warn("leasegen: renewing the worker's row failed", "worker", w.cfg.WorkerID, "err", err)
+	case !present:
+		w.cfg.Logger.Warn("leasegen: the worker's row had expired (renewals failed for two RecoveryIntervals); it is registered again",
+			"worker", w.cfg.WorkerID)
+	}
+}
