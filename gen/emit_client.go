@@ -7,7 +7,8 @@ import (
 )
 
 // emitClient writes the typed Client, its Enqueuer interface and, per
-// task, EnqueueX, EnqueueXTx, EnqueueXBatch and the request builder.
+// task, EnqueueX, EnqueueXTx, EnqueueXBatch, EnqueueXBatchTx and the
+// request builder.
 func emitClient(p *Package) []jen.Code {
 	code := []jen.Code{
 		// type Client struct{ rt *runtime.Client }
@@ -22,7 +23,7 @@ func emitClient(p *Package) []jen.Code {
 		jen.Var().Id("_").Id("Enqueuer").Op("=").Parens(jen.Op("*").Id("Client")).Call(jen.Nil()),
 	}
 	for _, t := range p.Tasks {
-		code = append(code, emitEnqueue(t), emitEnqueueTx(t), emitEnqueueBatch(t), emitRequest(t))
+		code = append(code, emitEnqueue(t), emitEnqueueTx(t), emitEnqueueBatch(t), emitEnqueueBatchTx(t), emitRequest(t))
 	}
 	return code
 }
@@ -49,6 +50,8 @@ func emitEnqueuer(p *Package) jen.Code {
 				Add(enqueueSignature(t.EnqueueTxName(), []jen.Code{txParam()}, jen.Id("p").Id(t.TypeName), oneResult())),
 			jen.Comment(fmt.Sprintf("%s enqueues a %s task per payload, atomically.", t.EnqueueBatchName(), t.ConstName())).Line().
 				Add(enqueueSignature(t.EnqueueBatchName(), nil, jen.Id("ps").Index().Id(t.TypeName), manyResult())),
+			jen.Comment(fmt.Sprintf("%s enqueues a %s task per payload inside tx.", t.EnqueueBatchTxName(), t.ConstName())).Line().
+				Add(enqueueSignature(t.EnqueueBatchTxName(), []jen.Code{txParam()}, jen.Id("ps").Index().Id(t.TypeName), manyResult())),
 		)
 	}
 	return jen.Comment("Enqueuer is the enqueue side of Client. Services depend on it, so their").Line().
@@ -99,12 +102,37 @@ func emitEnqueueBatch(t *Task) jen.Code {
 		Comment("statements as the database allows. The ids follow the order of ps.").Line().
 		Func().Params(clientReceiver()).Add(enqueueSignature(t.EnqueueBatchName(), nil, jen.Id("ps").Index().Id(t.TypeName), manyResult())).
 		Block(
-			// reqs := make([]runtime.Request, len(ps))
-			jen.Id("reqs").Op(":=").Make(jen.Index().Qual(runtimePath, "Request"), jen.Len(jen.Id("ps"))),
-			jen.For(jen.List(jen.Id("i"), jen.Id("p")).Op(":=").Range().Id("ps")).Block(
-				append(buildRequest(t, jen.Nil()), jen.Id("reqs").Index(jen.Id("i")).Op("=").Id("req"))...,
-			),
+			batchRequests(t),
 			jen.Return(jen.Id("c").Dot("rt").Dot("EnqueueMany").Call(jen.Id("ctx"), jen.Id("reqs"))),
+		)
+}
+
+// batchRequests is
+//
+//	reqs := make([]runtime.Request, len(ps))
+//	for i, p := range ps {
+//		req, err := newImportRequest(p, opts)
+//		if err != nil {
+//			return nil, err
+//		}
+//		reqs[i] = req
+//	}
+func batchRequests(t *Task) jen.Code {
+	return jen.Id("reqs").Op(":=").Make(jen.Index().Qual(runtimePath, "Request"), jen.Len(jen.Id("ps"))).Line().
+		For(jen.List(jen.Id("i"), jen.Id("p")).Op(":=").Range().Id("ps")).Block(
+		append(buildRequest(t, jen.Nil()), jen.Id("reqs").Index(jen.Id("i")).Op("=").Id("req"))...,
+	)
+}
+
+// emitEnqueueBatchTx writes EnqueueXBatchTx: EnqueueXBatch inside the
+// caller's transaction.
+func emitEnqueueBatchTx(t *Task) jen.Code {
+	return jen.Comment(fmt.Sprintf("%s enqueues a %s task per payload inside tx: workers see them", t.EnqueueBatchTxName(), t.ConstName())).Line().
+		Comment("once tx commits, and none if it rolls back. The ids follow the order of ps.").Line().
+		Func().Params(clientReceiver()).Add(enqueueSignature(t.EnqueueBatchTxName(), []jen.Code{txParam()}, jen.Id("ps").Index().Id(t.TypeName), manyResult())).
+		Block(
+			batchRequests(t),
+			jen.Return(jen.Id("c").Dot("rt").Dot("EnqueueManyTx").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("reqs"))),
 		)
 }
 

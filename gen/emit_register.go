@@ -4,31 +4,40 @@ import (
 	"github.com/dave/jennifer/jen"
 )
 
-// emitRegister writes Register, which wires every task to its handler with
-// the annotation's worker-side options:
+// emitRegister writes, per task, RegisterX, which wires the task to its
+// handler with the annotation's worker-side options, and Register, which
+// calls them all:
+//
+//	func RegisterImport(w *runtime.Worker, h ImportHandler) error {
+//		return w.Handle(TaskImport, handleImport(h), runtime.WithTimeout(5*time.Minute))
+//	}
 //
 //	func Register(w *runtime.Worker, h Handlers) error {
-//		if err := w.Handle(TaskImport, handleImport(h), runtime.WithTimeout(5*time.Minute)); err != nil {
+//		if err := RegisterImport(w, h); err != nil {
 //			return err
 //		}
 //		return nil
 //	}
 func emitRegister(p *Package) []jen.Code {
-	var body []jen.Code
+	var code, body []jen.Code
 	for _, t := range p.Tasks {
 		args := append([]jen.Code{jen.Id(t.ConstName()), jen.Id(t.AdapterFunc()).Call(jen.Id("h"))}, handlerOptions(t)...)
+		code = append(code, jen.Commentf("%s wires %s tasks to h on w, with the options of the annotation;", t.RegisterName(), t.ConstName()).Line().
+			Comment("a worker dedicated to them registers only this. Call it before w.Start.").Line().
+			Func().Id(t.RegisterName()).Params(jen.Id("w").Op("*").Qual(runtimePath, "Worker"), jen.Id("h").Id(t.HandlerName())).Error().
+			Block(jen.Return(jen.Id("w").Dot("Handle").Call(args...))))
 		body = append(body, jen.If(
-			jen.Err().Op(":=").Id("w").Dot("Handle").Call(args...),
+			jen.Err().Op(":=").Id(t.RegisterName()).Call(jen.Id("w"), jen.Id("h")),
 			jen.Err().Op("!=").Nil(),
 		).Block(jen.Return(jen.Err())))
 	}
 	body = append(body, jen.Return(jen.Nil()))
-	return []jen.Code{
+	return append(code,
 		jen.Commentf("Register wires every task of package %s to h on w, with the options of its", p.Name).Line().
 			Comment("annotation. Call it before w.Start.").Line().
 			Func().Id("Register").Params(jen.Id("w").Op("*").Qual(runtimePath, "Worker"), jen.Id("h").Id("Handlers")).Error().
 			Block(body...),
-	}
+	)
 }
 
 // handlerOptions are the runtime.HandlerOptions of t's annotation.

@@ -33,7 +33,11 @@ func (t *Task) ConstName() string        { return "Task" + t.GoName }
 func (t *Task) EnqueueName() string      { return "Enqueue" + t.GoName }
 func (t *Task) EnqueueTxName() string    { return "Enqueue" + t.GoName + "Tx" }
 func (t *Task) EnqueueBatchName() string { return "Enqueue" + t.GoName + "Batch" }
-func (t *Task) HandlerName() string      { return t.GoName + "Handler" }
-func (t *Task) HandleMethod() string     { return "Handle" + t.GoName }
-func (t *Task) RequestFunc() string      { return "new" + t.GoName + "Request" }
-func (t *Task) AdapterFunc() string      { return "handle" + t.GoName }
+func (t *Task) EnqueueBatchTxName() string {
+	return "Enqueue" + t.GoName + "BatchTx"
+}
+func (t *Task) RegisterName() string { return "Register" + t.GoName }
+func (t *Task) HandlerName() string  { return t.GoName + "Handler" }
+func (t *Task) HandleMethod() string { return "Handle" + t.GoName }
+func (t *Task) RequestFunc() string  { return "new" + t.GoName + "Request" }
+func (t *Task) AdapterFunc() string  { return "handle" + t.GoName }

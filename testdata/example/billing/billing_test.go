@@ -289,3 +289,42 @@ func TestUndecodablePayloadFailsPermanently(t *testing.T) {
 		}
 	})
 }
+
+// A worker dedicated to one task type registers only that type's handler,
+// and a batch enqueued inside a transaction appears when it commits and
+// never when it rolls back.
+func TestRegisterOneTypeAndBatchTx(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, b *bundle) {
+		notifies := []NotifyPayload{{UserID: 1, Message: "a"}, {UserID: 2, Message: "b"}}
+		tx, err := b.db.BeginTx(bg, nil)
+		dbtest.Must(t, "begin", err)
+		if _, err := b.client.EnqueueNotifyBatchTx(bg, tx, notifies); err != nil {
+			t.Fatal(err)
+		}
+		dbtest.Must(t, "rollback", tx.Rollback())
+		if n := b.count(t, "SELECT COUNT(*) FROM leasegen_tasks"); n != 0 {
+			t.Fatalf("%d tasks after the batch's transaction rolled back, want 0", n)
+		}
+		tx, err = b.db.BeginTx(bg, nil)
+		dbtest.Must(t, "begin", err)
+		ids, err := b.client.EnqueueNotifyBatchTx(bg, tx, notifies)
+		dbtest.Must(t, "enqueue in tx", err)
+		dbtest.Must(t, "commit", tx.Commit())
+		export, err := b.client.EnqueueExport(bg, ExportPayload{ExportID: "e1", Tenant: "a"})
+		dbtest.Must(t, "export", err)
+
+		w, err := runtime.NewWorker(b.engine, runtime.Config{LeaseTimeout: time.Second, HeartbeatInterval: 200 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+		dbtest.Must(t, "worker", err)
+		dbtest.Must(t, "register notify only", RegisterNotify(w, b.service))
+		dbtest.Must(t, "start", w.Start(bg))
+		t.Cleanup(func() { _ = w.Stop(bg) })
+		b.wait(t, ids...)
+		time.Sleep(200 * time.Millisecond)
+		if info, _ := b.rt.Get(bg, export); info.Status != runtime.StatusQueued {
+			t.Errorf("export task %s on a worker that registered only notify, want QUEUED", info.Status)
+		}
+		if _, _, got := b.service.Received(); len(got) != 2 {
+			t.Errorf("notify handler ran %d times, want 2", len(got))
+		}
+	})
+}

@@ -49,18 +49,24 @@ type Enqueuer interface {
 	EnqueueImportTx(ctx context.Context, tx *sql.Tx, p ImportPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueImportBatch enqueues a TaskImport task per payload, atomically.
 	EnqueueImportBatch(ctx context.Context, ps []ImportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueImportBatchTx enqueues a TaskImport task per payload inside tx.
+	EnqueueImportBatchTx(ctx context.Context, tx *sql.Tx, ps []ImportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 	// EnqueueExport enqueues a TaskExport task.
 	EnqueueExport(ctx context.Context, p ExportPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueExportTx enqueues a TaskExport task inside tx.
 	EnqueueExportTx(ctx context.Context, tx *sql.Tx, p ExportPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueExportBatch enqueues a TaskExport task per payload, atomically.
 	EnqueueExportBatch(ctx context.Context, ps []ExportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueExportBatchTx enqueues a TaskExport task per payload inside tx.
+	EnqueueExportBatchTx(ctx context.Context, tx *sql.Tx, ps []ExportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 	// EnqueueNotify enqueues a TaskNotify task.
 	EnqueueNotify(ctx context.Context, p NotifyPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueNotifyTx enqueues a TaskNotify task inside tx.
 	EnqueueNotifyTx(ctx context.Context, tx *sql.Tx, p NotifyPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueNotifyBatch enqueues a TaskNotify task per payload, atomically.
 	EnqueueNotifyBatch(ctx context.Context, ps []NotifyPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueNotifyBatchTx enqueues a TaskNotify task per payload inside tx.
+	EnqueueNotifyBatchTx(ctx context.Context, tx *sql.Tx, ps []NotifyPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -98,6 +104,20 @@ func (c *Client) EnqueueImportBatch(ctx context.Context, ps []ImportPayload, opt
 		reqs[i] = req
 	}
 	return c.rt.EnqueueMany(ctx, reqs)
+}
+
+// EnqueueImportBatchTx enqueues a TaskImport task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueImportBatchTx(ctx context.Context, tx *sql.Tx, ps []ImportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newImportRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
 }
 
 // newImportRequest encodes p and applies the annotation's defaults, then opts.
@@ -148,6 +168,20 @@ func (c *Client) EnqueueExportBatch(ctx context.Context, ps []ExportPayload, opt
 	return c.rt.EnqueueMany(ctx, reqs)
 }
 
+// EnqueueExportBatchTx enqueues a TaskExport task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueExportBatchTx(ctx context.Context, tx *sql.Tx, ps []ExportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newExportRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
 // newExportRequest encodes p and applies the annotation's defaults, then opts.
 func newExportRequest(p ExportPayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
 	payload, err := runtime.EncodePayload(p)
@@ -194,6 +228,20 @@ func (c *Client) EnqueueNotifyBatch(ctx context.Context, ps []NotifyPayload, opt
 		reqs[i] = req
 	}
 	return c.rt.EnqueueMany(ctx, reqs)
+}
+
+// EnqueueNotifyBatchTx enqueues a TaskNotify task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueNotifyBatchTx(ctx context.Context, tx *sql.Tx, ps []NotifyPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newNotifyRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
 }
 
 // newNotifyRequest encodes p and applies the annotation's defaults, then opts.
@@ -246,16 +294,34 @@ type Handlers interface {
 	NotifyHandler
 }
 
+// RegisterImport wires TaskImport tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterImport(w *runtime.Worker, h ImportHandler) error {
+	return w.Handle(TaskImport, handleImport(h), runtime.WithTimeout(5*time.Minute))
+}
+
+// RegisterExport wires TaskExport tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterExport(w *runtime.Worker, h ExportHandler) error {
+	return w.Handle(TaskExport, handleExport(h), runtime.WithLease(3*time.Second), runtime.WithConcurrency(2), runtime.WithBackoff(runtime.Exponential(100*time.Millisecond)))
+}
+
+// RegisterNotify wires TaskNotify tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterNotify(w *runtime.Worker, h NotifyHandler) error {
+	return w.Handle(TaskNotify, handleNotify(h))
+}
+
 // Register wires every task of package billing to h on w, with the options of its
 // annotation. Call it before w.Start.
 func Register(w *runtime.Worker, h Handlers) error {
-	if err := w.Handle(TaskImport, handleImport(h), runtime.WithTimeout(5*time.Minute)); err != nil {
+	if err := RegisterImport(w, h); err != nil {
 		return err
 	}
-	if err := w.Handle(TaskExport, handleExport(h), runtime.WithLease(3*time.Second), runtime.WithConcurrency(2), runtime.WithBackoff(runtime.Exponential(100*time.Millisecond))); err != nil {
+	if err := RegisterExport(w, h); err != nil {
 		return err
 	}
-	if err := w.Handle(TaskNotify, handleNotify(h)); err != nil {
+	if err := RegisterNotify(w, h); err != nil {
 		return err
 	}
 	return nil

@@ -41,6 +41,8 @@ type Enqueuer interface {
 	EnqueueSyncTx(ctx context.Context, tx *sql.Tx, p SyncPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueSyncBatch enqueues a TaskSync task per payload, atomically.
 	EnqueueSyncBatch(ctx context.Context, ps []SyncPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueSyncBatchTx enqueues a TaskSync task per payload inside tx.
+	EnqueueSyncBatchTx(ctx context.Context, tx *sql.Tx, ps []SyncPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -80,6 +82,20 @@ func (c *Client) EnqueueSyncBatch(ctx context.Context, ps []SyncPayload, opts ..
 	return c.rt.EnqueueMany(ctx, reqs)
 }
 
+// EnqueueSyncBatchTx enqueues a TaskSync task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueSyncBatchTx(ctx context.Context, tx *sql.Tx, ps []SyncPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newSyncRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
 // newSyncRequest encodes p and applies the annotation's defaults, then opts.
 func newSyncRequest(p SyncPayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
 	payload, err := runtime.EncodePayload(p)
@@ -110,10 +126,16 @@ type Handlers interface {
 	SyncHandler
 }
 
+// RegisterSync wires TaskSync tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterSync(w *runtime.Worker, h SyncHandler) error {
+	return w.Handle(TaskSync, handleSync(h), runtime.WithTimeout(90*time.Second), runtime.WithLease(45*time.Second), runtime.WithConcurrency(4), runtime.WithBackoff(runtime.Exponential(250*time.Millisecond)))
+}
+
 // Register wires every task of package all_options to h on w, with the options of its
 // annotation. Call it before w.Start.
 func Register(w *runtime.Worker, h Handlers) error {
-	if err := w.Handle(TaskSync, handleSync(h), runtime.WithTimeout(90*time.Second), runtime.WithLease(45*time.Second), runtime.WithConcurrency(4), runtime.WithBackoff(runtime.Exponential(250*time.Millisecond))); err != nil {
+	if err := RegisterSync(w, h); err != nil {
 		return err
 	}
 	return nil

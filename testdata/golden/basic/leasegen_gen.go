@@ -40,6 +40,8 @@ type Enqueuer interface {
 	EnqueueResizeTx(ctx context.Context, tx *sql.Tx, p ResizePayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueResizeBatch enqueues a TaskResize task per payload, atomically.
 	EnqueueResizeBatch(ctx context.Context, ps []ResizePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueResizeBatchTx enqueues a TaskResize task per payload inside tx.
+	EnqueueResizeBatchTx(ctx context.Context, tx *sql.Tx, ps []ResizePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -79,6 +81,20 @@ func (c *Client) EnqueueResizeBatch(ctx context.Context, ps []ResizePayload, opt
 	return c.rt.EnqueueMany(ctx, reqs)
 }
 
+// EnqueueResizeBatchTx enqueues a TaskResize task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueResizeBatchTx(ctx context.Context, tx *sql.Tx, ps []ResizePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newResizeRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
 // newResizeRequest encodes p and applies the annotation's defaults, then opts.
 func newResizeRequest(p ResizePayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
 	payload, err := runtime.EncodePayload(p)
@@ -107,10 +123,16 @@ type Handlers interface {
 	ResizeHandler
 }
 
+// RegisterResize wires TaskResize tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterResize(w *runtime.Worker, h ResizeHandler) error {
+	return w.Handle(TaskResize, handleResize(h))
+}
+
 // Register wires every task of package basic to h on w, with the options of its
 // annotation. Call it before w.Start.
 func Register(w *runtime.Worker, h Handlers) error {
-	if err := w.Handle(TaskResize, handleResize(h)); err != nil {
+	if err := RegisterResize(w, h); err != nil {
 		return err
 	}
 	return nil

@@ -44,12 +44,16 @@ type Enqueuer interface {
 	EnqueueSendEmailTx(ctx context.Context, tx *sql.Tx, p sendEmailPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueSendEmailBatch enqueues a TaskSendEmail task per payload, atomically.
 	EnqueueSendEmailBatch(ctx context.Context, ps []sendEmailPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueSendEmailBatchTx enqueues a TaskSendEmail task per payload inside tx.
+	EnqueueSendEmailBatchTx(ctx context.Context, tx *sql.Tx, ps []sendEmailPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 	// EnqueueHTTPCall enqueues a TaskHTTPCall task.
 	EnqueueHTTPCall(ctx context.Context, p HTTPCallPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueHTTPCallTx enqueues a TaskHTTPCall task inside tx.
 	EnqueueHTTPCallTx(ctx context.Context, tx *sql.Tx, p HTTPCallPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueHTTPCallBatch enqueues a TaskHTTPCall task per payload, atomically.
 	EnqueueHTTPCallBatch(ctx context.Context, ps []HTTPCallPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueHTTPCallBatchTx enqueues a TaskHTTPCall task per payload inside tx.
+	EnqueueHTTPCallBatchTx(ctx context.Context, tx *sql.Tx, ps []HTTPCallPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -87,6 +91,20 @@ func (c *Client) EnqueueSendEmailBatch(ctx context.Context, ps []sendEmailPayloa
 		reqs[i] = req
 	}
 	return c.rt.EnqueueMany(ctx, reqs)
+}
+
+// EnqueueSendEmailBatchTx enqueues a TaskSendEmail task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueSendEmailBatchTx(ctx context.Context, tx *sql.Tx, ps []sendEmailPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newSendEmailRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
 }
 
 // newSendEmailRequest encodes p and applies the annotation's defaults, then opts.
@@ -137,6 +155,20 @@ func (c *Client) EnqueueHTTPCallBatch(ctx context.Context, ps []HTTPCallPayload,
 	return c.rt.EnqueueMany(ctx, reqs)
 }
 
+// EnqueueHTTPCallBatchTx enqueues a TaskHTTPCall task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueHTTPCallBatchTx(ctx context.Context, tx *sql.Tx, ps []HTTPCallPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newHTTPCallRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
 // newHTTPCallRequest encodes p and applies the annotation's defaults, then opts.
 func newHTTPCallRequest(p HTTPCallPayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
 	payload, err := runtime.EncodePayload(p)
@@ -175,13 +207,25 @@ type Handlers interface {
 	HTTPCallHandler
 }
 
+// RegisterSendEmail wires TaskSendEmail tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterSendEmail(w *runtime.Worker, h SendEmailHandler) error {
+	return w.Handle(TaskSendEmail, handleSendEmail(h))
+}
+
+// RegisterHTTPCall wires TaskHTTPCall tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterHTTPCall(w *runtime.Worker, h HTTPCallHandler) error {
+	return w.Handle(TaskHTTPCall, handleHTTPCall(h))
+}
+
 // Register wires every task of package custom_name to h on w, with the options of its
 // annotation. Call it before w.Start.
 func Register(w *runtime.Worker, h Handlers) error {
-	if err := w.Handle(TaskSendEmail, handleSendEmail(h)); err != nil {
+	if err := RegisterSendEmail(w, h); err != nil {
 		return err
 	}
-	if err := w.Handle(TaskHTTPCall, handleHTTPCall(h)); err != nil {
+	if err := RegisterHTTPCall(w, h); err != nil {
 		return err
 	}
 	return nil

@@ -44,12 +44,16 @@ type Enqueuer interface {
 	EnqueueWelcomeTx(ctx context.Context, tx *sql.Tx, p WelcomePayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueWelcomeBatch enqueues a TaskWelcome task per payload, atomically.
 	EnqueueWelcomeBatch(ctx context.Context, ps []WelcomePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueWelcomeBatchTx enqueues a TaskWelcome task per payload inside tx.
+	EnqueueWelcomeBatchTx(ctx context.Context, tx *sql.Tx, ps []WelcomePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 	// EnqueueFarewell enqueues a TaskFarewell task.
 	EnqueueFarewell(ctx context.Context, p FarewellPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueFarewellTx enqueues a TaskFarewell task inside tx.
 	EnqueueFarewellTx(ctx context.Context, tx *sql.Tx, p FarewellPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueFarewellBatch enqueues a TaskFarewell task per payload, atomically.
 	EnqueueFarewellBatch(ctx context.Context, ps []FarewellPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueFarewellBatchTx enqueues a TaskFarewell task per payload inside tx.
+	EnqueueFarewellBatchTx(ctx context.Context, tx *sql.Tx, ps []FarewellPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -87,6 +91,20 @@ func (c *Client) EnqueueWelcomeBatch(ctx context.Context, ps []WelcomePayload, o
 		reqs[i] = req
 	}
 	return c.rt.EnqueueMany(ctx, reqs)
+}
+
+// EnqueueWelcomeBatchTx enqueues a TaskWelcome task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueWelcomeBatchTx(ctx context.Context, tx *sql.Tx, ps []WelcomePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newWelcomeRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
 }
 
 // newWelcomeRequest encodes p and applies the annotation's defaults, then opts.
@@ -137,6 +155,20 @@ func (c *Client) EnqueueFarewellBatch(ctx context.Context, ps []FarewellPayload,
 	return c.rt.EnqueueMany(ctx, reqs)
 }
 
+// EnqueueFarewellBatchTx enqueues a TaskFarewell task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueFarewellBatchTx(ctx context.Context, tx *sql.Tx, ps []FarewellPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newFarewellRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
 // newFarewellRequest encodes p and applies the annotation's defaults, then opts.
 func newFarewellRequest(p FarewellPayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
 	payload, err := runtime.EncodePayload(p)
@@ -175,13 +207,25 @@ type Handlers interface {
 	FarewellHandler
 }
 
+// RegisterWelcome wires TaskWelcome tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterWelcome(w *runtime.Worker, h WelcomeHandler) error {
+	return w.Handle(TaskWelcome, handleWelcome(h))
+}
+
+// RegisterFarewell wires TaskFarewell tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterFarewell(w *runtime.Worker, h FarewellHandler) error {
+	return w.Handle(TaskFarewell, handleFarewell(h))
+}
+
 // Register wires every task of package grouped_decl to h on w, with the options of its
 // annotation. Call it before w.Start.
 func Register(w *runtime.Worker, h Handlers) error {
-	if err := w.Handle(TaskWelcome, handleWelcome(h)); err != nil {
+	if err := RegisterWelcome(w, h); err != nil {
 		return err
 	}
-	if err := w.Handle(TaskFarewell, handleFarewell(h)); err != nil {
+	if err := RegisterFarewell(w, h); err != nil {
 		return err
 	}
 	return nil

@@ -40,6 +40,8 @@ type Enqueuer interface {
 	EnqueueChargeTx(ctx context.Context, tx *sql.Tx, p ChargePayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueChargeBatch enqueues a TaskCharge task per payload, atomically.
 	EnqueueChargeBatch(ctx context.Context, ps []ChargePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueChargeBatchTx enqueues a TaskCharge task per payload inside tx.
+	EnqueueChargeBatchTx(ctx context.Context, tx *sql.Tx, ps []ChargePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -79,6 +81,20 @@ func (c *Client) EnqueueChargeBatch(ctx context.Context, ps []ChargePayload, opt
 	return c.rt.EnqueueMany(ctx, reqs)
 }
 
+// EnqueueChargeBatchTx enqueues a TaskCharge task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueChargeBatchTx(ctx context.Context, tx *sql.Tx, ps []ChargePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newChargeRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
 // newChargeRequest encodes p and applies the annotation's defaults, then opts.
 func newChargeRequest(p ChargePayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
 	payload, err := runtime.EncodePayload(p)
@@ -109,10 +125,16 @@ type Handlers interface {
 	ChargeHandler
 }
 
+// RegisterCharge wires TaskCharge tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterCharge(w *runtime.Worker, h ChargeHandler) error {
+	return w.Handle(TaskCharge, handleCharge(h))
+}
+
 // Register wires every task of package idempotent_key to h on w, with the options of its
 // annotation. Call it before w.Start.
 func Register(w *runtime.Worker, h Handlers) error {
-	if err := w.Handle(TaskCharge, handleCharge(h)); err != nil {
+	if err := RegisterCharge(w, h); err != nil {
 		return err
 	}
 	return nil

@@ -40,6 +40,8 @@ type Enqueuer interface {
 	EnqueueRotateTx(ctx context.Context, tx *sql.Tx, p RotatePayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueRotateBatch enqueues a TaskRotate task per payload, atomically.
 	EnqueueRotateBatch(ctx context.Context, ps []RotatePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueRotateBatchTx enqueues a TaskRotate task per payload inside tx.
+	EnqueueRotateBatchTx(ctx context.Context, tx *sql.Tx, ps []RotatePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -79,6 +81,20 @@ func (c *Client) EnqueueRotateBatch(ctx context.Context, ps []RotatePayload, opt
 	return c.rt.EnqueueMany(ctx, reqs)
 }
 
+// EnqueueRotateBatchTx enqueues a TaskRotate task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueRotateBatchTx(ctx context.Context, tx *sql.Tx, ps []RotatePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newRotateRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
 // newRotateRequest encodes p and applies the annotation's defaults, then opts.
 func newRotateRequest(p RotatePayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
 	payload, err := runtime.EncodePayload(p)
@@ -107,10 +123,16 @@ type Handlers interface {
 	RotateHandler
 }
 
+// RegisterRotate wires TaskRotate tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterRotate(w *runtime.Worker, h RotateHandler) error {
+	return w.Handle(TaskRotate, handleRotate(h))
+}
+
 // Register wires every task of package marshaler_field to h on w, with the options of its
 // annotation. Call it before w.Start.
 func Register(w *runtime.Worker, h Handlers) error {
-	if err := w.Handle(TaskRotate, handleRotate(h)); err != nil {
+	if err := RegisterRotate(w, h); err != nil {
 		return err
 	}
 	return nil

@@ -40,6 +40,8 @@ type Enqueuer interface {
 	EnqueueInvoiceTx(ctx context.Context, tx *sql.Tx, p InvoicePayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueInvoiceBatch enqueues a TaskInvoice task per payload, atomically.
 	EnqueueInvoiceBatch(ctx context.Context, ps []InvoicePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueInvoiceBatchTx enqueues a TaskInvoice task per payload inside tx.
+	EnqueueInvoiceBatchTx(ctx context.Context, tx *sql.Tx, ps []InvoicePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -79,6 +81,20 @@ func (c *Client) EnqueueInvoiceBatch(ctx context.Context, ps []InvoicePayload, o
 	return c.rt.EnqueueMany(ctx, reqs)
 }
 
+// EnqueueInvoiceBatchTx enqueues a TaskInvoice task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueInvoiceBatchTx(ctx context.Context, tx *sql.Tx, ps []InvoicePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newInvoiceRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
 // newInvoiceRequest encodes p and applies the annotation's defaults, then opts.
 func newInvoiceRequest(p InvoicePayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
 	payload, err := runtime.EncodePayload(p)
@@ -107,10 +123,16 @@ type Handlers interface {
 	InvoiceHandler
 }
 
+// RegisterInvoice wires TaskInvoice tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterInvoice(w *runtime.Worker, h InvoiceHandler) error {
+	return w.Handle(TaskInvoice, handleInvoice(h))
+}
+
 // Register wires every task of package nested_types to h on w, with the options of its
 // annotation. Call it before w.Start.
 func Register(w *runtime.Worker, h Handlers) error {
-	if err := w.Handle(TaskInvoice, handleInvoice(h)); err != nil {
+	if err := RegisterInvoice(w, h); err != nil {
 		return err
 	}
 	return nil

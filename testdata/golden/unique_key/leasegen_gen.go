@@ -40,6 +40,8 @@ type Enqueuer interface {
 	EnqueueReportTx(ctx context.Context, tx *sql.Tx, p ReportPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
 	// EnqueueReportBatch enqueues a TaskReport task per payload, atomically.
 	EnqueueReportBatch(ctx context.Context, ps []ReportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueReportBatchTx enqueues a TaskReport task per payload inside tx.
+	EnqueueReportBatchTx(ctx context.Context, tx *sql.Tx, ps []ReportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -79,6 +81,20 @@ func (c *Client) EnqueueReportBatch(ctx context.Context, ps []ReportPayload, opt
 	return c.rt.EnqueueMany(ctx, reqs)
 }
 
+// EnqueueReportBatchTx enqueues a TaskReport task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueReportBatchTx(ctx context.Context, tx *sql.Tx, ps []ReportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newReportRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
 // newReportRequest encodes p and applies the annotation's defaults, then opts.
 func newReportRequest(p ReportPayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
 	payload, err := runtime.EncodePayload(p)
@@ -107,10 +123,16 @@ type Handlers interface {
 	ReportHandler
 }
 
+// RegisterReport wires TaskReport tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before w.Start.
+func RegisterReport(w *runtime.Worker, h ReportHandler) error {
+	return w.Handle(TaskReport, handleReport(h))
+}
+
 // Register wires every task of package unique_key to h on w, with the options of its
 // annotation. Call it before w.Start.
 func Register(w *runtime.Worker, h Handlers) error {
-	if err := w.Handle(TaskReport, handleReport(h)); err != nil {
+	if err := RegisterReport(w, h); err != nil {
 		return err
 	}
 	return nil
