@@ -7,20 +7,25 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"golang.org/x/tools/go/packages"
 )
 
-// builder turns one loaded package into a model, collecting every error.
+// builder turns one loaded package into a model, collecting every error
+// and warning.
 type builder struct {
-	pkg  *packages.Package
-	errs *errorCollector
+	pkg   *packages.Package
+	errs  *errorCollector
+	warns *errorCollector
+	// seen holds the comments read as directives of a type declaration.
+	seen map[token.Pos]bool
 }
 
 // buildPackage finds the //leasegen:task types of pkg and checks them.
-func buildPackage(pkg *packages.Package, errs *errorCollector) *Package {
-	b := &builder{pkg: pkg, errs: errs}
+func buildPackage(pkg *packages.Package, errs, warns *errorCollector) *Package {
+	b := &builder{pkg: pkg, errs: errs, warns: warns, seen: map[token.Pos]bool{}}
 	out := &Package{Name: pkg.Name, Path: pkg.PkgPath}
 	if len(pkg.GoFiles) > 0 {
 		out.Dir = dirOf(pkg.GoFiles[0])
@@ -48,7 +53,33 @@ func buildPackage(pkg *packages.Package, errs *errorCollector) *Package {
 		}
 	}
 	b.checkDuplicates(out.Tasks)
+	for _, f := range files {
+		b.warnStrayDirectives(f)
+	}
 	return out
+}
+
+// warnStrayDirectives warns about comments that look like a directive but
+// are not read as one: "// leasegen:task" with a space, a block comment, or
+// a directive that no type declaration carries (a blank line between them,
+// or no type below it). Each would silently leave a type out.
+func (b *builder) warnStrayDirectives(f *ast.File) {
+	for _, group := range f.Comments {
+		for _, c := range group.List {
+			body := strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(c.Text, "//"), "/*"), " \t*")
+			if b.seen[c.Slash] || !strings.HasPrefix(body, "leasegen:task") {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(c.Text, "/*"):
+				b.warns.add(b.pos(c.Slash), "write //leasegen:task as a line comment directly above the type", "a block comment is not a directive; this type is not a task")
+			case !strings.HasPrefix(c.Text, directivePrefix):
+				b.warns.add(b.pos(c.Slash), "write //leasegen:task, with no space after //", "%q is not a directive; this type is not a task", strings.Fields(c.Text)[0]+" leasegen:task")
+			default:
+				b.warns.add(b.pos(c.Slash), "put it directly above `type X struct`, with no blank line between", "//leasegen:task is not attached to a type declaration")
+			}
+		}
+	}
 }
 
 // task builds the task of one type declaration, or returns nil when it has
@@ -64,6 +95,9 @@ func (b *builder) task(ts *ast.TypeSpec, doc *ast.CommentGroup) *Task {
 		b.errs.add(b.pos(directive.Slash+token.Pos(len(directivePrefix)+e.Offset)), e.Hint, "%s", e.Msg)
 	}
 	pos := b.pos(ts.Name.Pos())
+	if opts.Lease > 0 && opts.Lease < time.Second {
+		b.warns.add(pos, "a lease of 1s or more renews at a calmer pace", "lease=%s: workers renew every lease/6 (%s), one statement each time", opts.Lease, (opts.Lease/6).Round(time.Millisecond))
+	}
 	obj, _ := b.pkg.TypesInfo.Defs[ts.Name].(*types.TypeName)
 	switch {
 	case ts.Assign.IsValid():
@@ -111,6 +145,7 @@ func (b *builder) findDirective(doc *ast.CommentGroup) *ast.Comment {
 		if !strings.HasPrefix(c.Text, "//leasegen:") {
 			continue
 		}
+		b.seen[c.Slash] = true
 		word, _, _ := strings.Cut(strings.TrimPrefix(c.Text, "//"), " ")
 		switch {
 		case word != "leasegen:task":

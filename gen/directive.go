@@ -111,7 +111,11 @@ func parseDirective(text string) (options, []optionError) {
 				})
 			}
 		default:
-			fail(didYouMean(key, optionNames), "unknown option %q", key)
+			hint := didYouMean(key, optionNames)
+			if hint == "" {
+				hint = "the options are " + strings.Join(optionNames, ", ")
+			}
+			fail(hint, "unknown option %q", key)
 		}
 	}
 	return o, errs

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"os"
@@ -35,7 +36,9 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			genPath, errPath := filepath.Join(dir, DefaultOutput), filepath.Join(dir, "want.stderr")
-			files, err := Generate(Config{Dir: dir})
+			var warnings bytes.Buffer
+			files, err := Generate(Config{Dir: dir, Stderr: &warnings})
+			checkWarnings(t, filepath.Join(dir, "want.warnings"), strings.ReplaceAll(warnings.String(), abs+string(filepath.Separator), ""))
 			var list ErrorList
 			switch {
 			case errors.As(err, &list):
@@ -46,6 +49,29 @@ func TestGolden(t *testing.T) {
 				checkGolden(t, genPath, files[0].Content, errPath)
 			}
 		})
+	}
+}
+
+// checkWarnings compares the warnings of a case with want.warnings, which
+// exists only for a case that warns.
+func checkWarnings(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if got == "" {
+			_ = os.Remove(path)
+			return
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("warnings, %s (-want +got):\n%s", path, diff)
 	}
 }
 

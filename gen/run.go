@@ -53,14 +53,19 @@ func Generate(cfg Config) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs errorCollector
+	var errs, warns errorCollector
 	var models []*Package
 	for _, p := range pkgs {
-		m := buildPackage(p, &errs)
+		m := buildPackage(p, &errs, &warns)
 		if len(m.Tasks) == 0 && len(errs.list) == 0 {
 			errs.add(packagePos(p.GoFiles), "annotate a payload struct with //leasegen:task", "no //leasegen:task types in package %s", p.PkgPath)
 		}
 		models = append(models, m)
+	}
+	if list, ok := warns.err().(ErrorList); ok && cfg.Stderr != nil {
+		for _, w := range list {
+			fmt.Fprintf(cfg.Stderr, "%s: warning: %s; %s\n", w.Pos, w.Msg, w.Hint)
+		}
 	}
 	if err := errs.err(); err != nil {
 		return nil, err

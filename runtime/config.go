@@ -14,8 +14,10 @@ type Config struct {
 	// LeaseTimeout is how long a claim or renewal holds a task. Default 60s.
 	LeaseTimeout time.Duration
 	// HeartbeatInterval is how often the worker renews all its leases in one
-	// statement. Must be below LeaseTimeout/2; LeaseTimeout/6 to /4 is
-	// recommended. Default 10s.
+	// statement. Must be below half of the shortest lease (LeaseTimeout and
+	// every task type's WithLease); a sixth to a quarter of it is
+	// recommended. Default: the shortest lease / 6, at most 10s, so a short
+	// lease= annotation needs no setting of its own.
 	HeartbeatInterval time.Duration
 	// RecoveryInterval is how often the worker looks for expired leases.
 	// A dead worker's tasks run again within LeaseTimeout + RecoveryInterval
@@ -64,10 +66,13 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
+// maxDefaultHeartbeat caps the derived HeartbeatInterval.
+const maxDefaultHeartbeat = 10 * time.Second
+
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
 	setDuration(&c.LeaseTimeout, 60*time.Second)
-	setDuration(&c.HeartbeatInterval, 10*time.Second)
+	setDuration(&c.HeartbeatInterval, min(maxDefaultHeartbeat, c.LeaseTimeout/6))
 	setDuration(&c.RecoveryInterval, 30*time.Second)
 	setDuration(&c.MaxExecutionTime, 5*time.Minute)
 	setDuration(&c.PollInterval, time.Second)

@@ -25,6 +25,9 @@ type Worker struct {
 	// execution may have made work claimable.
 	wake chan struct{}
 
+	// heartbeatDerived is set when Config left HeartbeatInterval to its
+	// default: Start shortens it to fit the shortest task type's lease.
+	heartbeatDerived bool
 	// reg is the worker's row in leasegen_workers, kept while it runs.
 	reg workerRegistration
 
@@ -61,6 +64,7 @@ type Worker struct {
 
 // NewWorker returns a worker on engine with cfg, after checking cfg's rules.
 func NewWorker(engine *Engine, cfg Config) (*Worker, error) {
+	derived := cfg.HeartbeatInterval == 0
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -71,6 +75,8 @@ func NewWorker(engine *Engine, cfg Config) (*Worker, error) {
 		handlers: map[string]*handler{},
 		wake:     make(chan struct{}, 1),
 		active:   map[leaseRef]*execution{},
+
+		heartbeatDerived: derived,
 	}
 	w.fences = newFenceWatch(w)
 	return w, nil
@@ -119,10 +125,8 @@ func (w *Worker) Start(ctx context.Context) error {
 	if len(w.handlers) == 0 {
 		return fmt.Errorf("%w: no handlers registered", ErrInvalidConfig)
 	}
-	for t, h := range w.handlers {
-		if h.cfg.lease > 0 && w.cfg.HeartbeatInterval >= h.cfg.lease/2 {
-			return configError("HeartbeatInterval", fmt.Sprintf("must be < half of task type %q's lease (%s)", t, h.cfg.lease/2), w.cfg.HeartbeatInterval)
-		}
+	if err := w.fitHeartbeat(); err != nil {
+		return err
 	}
 	if err := w.engine.store.check(ctx); err != nil {
 		return classify(err)
@@ -154,6 +158,24 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.cfg.Retention > 0 {
 		w.loopsDone.Add(1)
 		go w.pruneLoop()
+	}
+	return nil
+}
+
+// fitHeartbeat fits the heartbeat to the shortest task type's lease: a
+// derived interval becomes a sixth of it; a configured one must stay below
+// half of it.
+func (w *Worker) fitHeartbeat() error {
+	for _, t := range slices.Sorted(maps.Keys(w.handlers)) {
+		lease := w.handlers[t].cfg.lease
+		switch {
+		case lease == 0 || w.cfg.HeartbeatInterval < lease/2 && !w.heartbeatDerived:
+		case w.heartbeatDerived:
+			w.cfg.HeartbeatInterval = min(w.cfg.HeartbeatInterval, lease/6)
+		default:
+			return configError("HeartbeatInterval", fmt.Sprintf("must be < half of task type %q's lease (%s): set it to at most %s, or leave it 0 to derive it from the shortest lease",
+				t, lease/2, (lease / 4).Round(time.Millisecond)), w.cfg.HeartbeatInterval)
+		}
 	}
 	return nil
 }

@@ -297,3 +297,40 @@ func TestUnknownTypeStaysQueued(t *testing.T) {
 		}
 	})
 }
+
+// A task type's short lease needs no Config of its own: the default
+// heartbeat is derived from the shortest lease, and a task that runs for
+// several leases keeps its one lease. A configured heartbeat too slow for
+// the lease is refused with the value to set.
+func TestShortLeaseDerivesTheHeartbeat(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, b *testBundle) {
+		w, err := NewWorker(b.engine, Config{Logger: quietLogger(), PollInterval: 50 * time.Millisecond})
+		dbtest.Must(t, "new worker", err)
+		dbtest.Must(t, "handle", w.Handle("thumbnail", func(context.Context, *Task) error {
+			time.Sleep(1500 * time.Millisecond) // 2.5 leases
+			return nil
+		}, WithLease(600*time.Millisecond)))
+		dbtest.Must(t, "start with the default heartbeat", w.Start(bg))
+		t.Cleanup(func() { _ = w.Stop(bg) })
+		if w.cfg.HeartbeatInterval != 100*time.Millisecond {
+			t.Errorf("derived heartbeat %s, want the lease / 6 = 100ms", w.cfg.HeartbeatInterval)
+		}
+		id := b.enqueue(t, "thumbnail")
+		info := b.waitStatus(t, id, StatusSuccess, 10*time.Second)
+		if s := w.Stats(); info.Attempt != 1 || s.LeasesLost != 0 || s.SelfFenced != 0 {
+			t.Errorf("a task of 2.5 leases: attempt %d, %d leases lost, %d self-fenced; want its one lease renewed throughout", info.Attempt, s.LeasesLost, s.SelfFenced)
+		}
+
+		slow, err := NewWorker(b.engine, Config{Logger: quietLogger(), HeartbeatInterval: 10 * time.Second})
+		dbtest.Must(t, "new worker", err)
+		dbtest.Must(t, "handle", slow.Handle("thumbnail", func(context.Context, *Task) error { return nil }, WithLease(5*time.Second)))
+		if err := slow.Start(bg); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "set it to at most 1.25s, or leave it 0") {
+			t.Errorf("a configured heartbeat of 10s for a 5s lease: %v, want ErrInvalidConfig saying what to set", err)
+		}
+	})
+	w, err := NewWorker(&Engine{}, Config{LeaseTimeout: 3 * time.Second, Logger: quietLogger()})
+	dbtest.Must(t, "a short LeaseTimeout with the default heartbeat", err)
+	if w.cfg.HeartbeatInterval != 500*time.Millisecond {
+		t.Errorf("heartbeat for LeaseTimeout 3s: %s, want 500ms", w.cfg.HeartbeatInterval)
+	}
+}
