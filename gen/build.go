@@ -96,7 +96,7 @@ func (b *builder) task(ts *ast.TypeSpec, doc *ast.CommentGroup) *Task {
 	}
 	pos := b.pos(ts.Name.Pos())
 	if opts.Lease > 0 && opts.Lease < time.Second {
-		b.warns.add(pos, "a lease of 1s or more renews at a calmer pace", "lease=%s: workers renew every lease/6 (%s), one statement each time", opts.Lease, (opts.Lease/6).Round(time.Millisecond))
+		b.warns.add(pos, "a lease of 1s or more renews at a calmer pace", "lease=%s: workers renew every lease/6 (%s), one statement each time", opts.Lease, (opts.Lease / 6).Round(time.Millisecond))
 	}
 	obj, _ := b.pkg.TypesInfo.Defs[ts.Name].(*types.TypeName)
 	switch {

@@ -174,7 +174,7 @@ func (w *Worker) fitHeartbeat() error {
 			w.cfg.HeartbeatInterval = min(w.cfg.HeartbeatInterval, lease/6)
 		default:
 			return configError("HeartbeatInterval", fmt.Sprintf("must be < half of task type %q's lease (%s): set it to at most %s, or leave it 0 to derive it from the shortest lease",
-				t, lease/2, (lease / 4).Round(time.Millisecond)), w.cfg.HeartbeatInterval)
+				t, lease/2, (lease/4).Round(time.Millisecond)), w.cfg.HeartbeatInterval)
 		}
 	}
 	return nil
