@@ -88,7 +88,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "async_task_queue_depth", Help: "Tasks in the database, by task type and status (from WatchQueue).",
 		}, []string{"type", "status"}),
 		oldestQueued: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "async_task_oldest_queued_seconds", Help: "Age of the oldest claimable task, by task type (from WatchQueue).",
+			Name: "async_task_oldest_queued_seconds", Help: "Age of the oldest due queued task, by task type, 0 while none is due (from WatchQueue).",
 		}, []string{"type"}),
 	}
 	for _, c := range []prometheus.Collector{
@@ -143,7 +143,7 @@ func (m *Metrics) LeaseRecovered(outcome string, overdue time.Duration) {
 func (m *Metrics) ConflictRetried() { m.conflictRetries.Inc() }
 
 // WatchQueue sets the queue-depth gauges from client.Stats once per every,
-// until ctx ends: one query per interval per process, however many workers
+// until ctx ends; it blocks, so run it with go. One query per interval per process, however many workers
 // it runs and however often Prometheus scrapes. A failed read keeps the last
 // values.
 func (m *Metrics) WatchQueue(ctx context.Context, client *runtime.Client, every time.Duration) {
