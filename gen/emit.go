@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/imports"
 )
 
 // Import paths the generated code refers to.
@@ -47,7 +48,12 @@ func emit(p *Package) ([]byte, error) {
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("render %s: %w", p.Path, err)
 	}
-	return buf.Bytes(), nil
+	// Group the imports as goimports does: the standard library first.
+	out, err := imports.Process(DefaultOutput, buf.Bytes(), &imports.Options{Comments: true, FormatOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("format %s: %w", p.Path, err)
+	}
+	return out, nil
 }
 
 // docLines turns a doc text into comment code; payload docs follow a blank

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/imports"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden")
@@ -47,6 +48,9 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			default:
 				checkGolden(t, genPath, files[0].Content, errPath)
+				if grouped, err := imports.Process(genPath, files[0].Content, &imports.Options{Comments: true, FormatOnly: true}); err != nil || !bytes.Equal(grouped, files[0].Content) {
+					t.Errorf("generated code is not as goimports formats it (err %v):\n%s", err, grouped)
+				}
 			}
 		})
 	}

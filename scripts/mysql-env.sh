@@ -43,6 +43,9 @@ if ! "$admin" -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1; then
   "$admin" -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1 || fail "MariaDB did not start within 30s"
 fi
 
+if [ "$("$client" -uroot --protocol=tcp -h127.0.0.1 -N -e "SELECT COUNT(*) FROM mysql.user WHERE user = 'leasegen'" 2>/dev/null)" != 2 ]; then
+  echo "mysql-env: creating the test users leasegen@localhost and leasegen@127.0.0.1 (password leasegen; rights on leasegen_test_* databases only)" >&2
+fi
 "$client" -uroot --protocol=tcp -h127.0.0.1 <<'SQL' || fail "could not create the test user (root without password expected)"
 CREATE USER IF NOT EXISTS 'leasegen'@'localhost' IDENTIFIED BY 'leasegen';
 CREATE USER IF NOT EXISTS 'leasegen'@'127.0.0.1' IDENTIFIED BY 'leasegen';

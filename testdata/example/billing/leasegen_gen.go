@@ -7,8 +7,9 @@ package billing
 import (
 	"context"
 	"database/sql"
-	"github.com/leasegen/leasegen/runtime"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime"
 )
 
 // This file needs the runtime API it was generated for.

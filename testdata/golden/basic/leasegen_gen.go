@@ -7,6 +7,7 @@ package basic
 import (
 	"context"
 	"database/sql"
+
 	"github.com/leasegen/leasegen/runtime"
 )
 

@@ -7,6 +7,7 @@ package custom_name
 import (
 	"context"
 	"database/sql"
+
 	"github.com/leasegen/leasegen/runtime"
 )
 

@@ -7,6 +7,7 @@ package grouped_decl
 import (
 	"context"
 	"database/sql"
+
 	"github.com/leasegen/leasegen/runtime"
 )
 

@@ -7,6 +7,7 @@ package idempotent_key
 import (
 	"context"
 	"database/sql"
+
 	"github.com/leasegen/leasegen/runtime"
 )
 

@@ -7,6 +7,7 @@ package marshaler_field
 import (
 	"context"
 	"database/sql"
+
 	"github.com/leasegen/leasegen/runtime"
 )
 

@@ -7,6 +7,7 @@ package nested_types
 import (
 	"context"
 	"database/sql"
+
 	"github.com/leasegen/leasegen/runtime"
 )
 
