@@ -26,7 +26,8 @@ generate: ## regenerate sqlc's code and the example service's leasegen code
 	$(SQLC) generate
 	$(GO) generate ./testdata/example/...
 
-check: ## fail when generated code (sqlc, leasegen) is stale
+check: ## fail when generated code (sqlc, leasegen) is stale or go.mod is not tidy
+	$(GO) mod tidy -diff
 	$(SQLC) diff
 	cd testdata/example/billing && $(GO) run ../../../cmd/leasegen -check -schema schema.sql -alerts alerts.yml -dashboard dashboard.json
 
