@@ -48,6 +48,13 @@ func (l *logBook) lines(t *testing.T, msg string) []map[string]any {
 	return out
 }
 
+// String returns everything written so far.
+func (l *logBook) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 func (l *logBook) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -1,13 +1,11 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,7 +78,7 @@ func TestPasswordsStayOutOfErrorsAndLogs(t *testing.T) {
 	cfg.User, cfg.Passwd, cfg.DBName = "nobody", "s3cret-pw-417", "nothing"
 	cfg.Params = map[string]string{"parseTime": "true"}
 	db := openDSN(t, cfg.FormatDSN())
-	var logs safeBuffer
+	var logs logBook
 	engine := MySQL(db)
 	var errs []error
 	errs = append(errs, engine.Migrate(bg))
@@ -104,21 +102,4 @@ func TestPasswordsStayOutOfErrorsAndLogs(t *testing.T) {
 	if strings.Contains(logs.String(), cfg.Passwd) {
 		t.Errorf("logs show the password:\n%s", logs.String())
 	}
-}
-
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
