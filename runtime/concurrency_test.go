@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,6 +74,7 @@ func TestManyWorkersOneProcess(t *testing.T) {
 	dbtest.Must(t, "enqueue", err)
 
 	var book ledger
+	var commitErrors sync.Map // the errors of executions that failed before their commit
 	cfg := testConfig()
 	cfg.GlobalLimit = globalLimit
 	cfg.MaxConcurrency = 4
@@ -88,7 +90,12 @@ func TestManyWorkersOneProcess(t *testing.T) {
 				book.end(i)
 				return errors.New("injected failure")
 			}
-			return commitEffect(ctx, b.db.DB, task, owner, func() { book.end(i) })
+			err := commitEffect(ctx, b.db.DB, task, owner, func() { book.end(i) })
+			if err != nil && book.intervals()[i].End.IsZero() { // failed before the commit: it ends now
+				book.end(i)
+				commitErrors.Store(err.Error(), true)
+			}
+			return err
 		}
 		for _, typ := range []string{"a", "b", "c"} {
 			var opts []HandlerOption
@@ -124,6 +131,7 @@ func TestManyWorkersOneProcess(t *testing.T) {
 		t.Errorf("database: %d tasks RUNNING at once, global limit %d", sampled.total, globalLimit)
 	}
 	dups := checkEffects(t, b.db, tasks)
+	commitErrors.Range(func(msg, _ any) bool { t.Logf("an execution failed before its commit: %s", msg); return true })
 	t.Logf("%d tasks, %d workers: %d executions, %d tasks retried, %d duplicates; max running %d (limit %d), by type %v (limits %v); database samples %d, max %d, by type %v",
 		tasks, workers, len(book.intervals()), reran, dups, total, globalLimit, byType, typeLimits, sampled.samples, sampled.total, sampled.byType)
 }
