@@ -146,6 +146,7 @@ func TestOutageLogsOnceAndBacksOff(t *testing.T) {
 	if n := back[0]["failures"].(float64); n < 2 || n > 16 {
 		t.Errorf("%v failed polls during a 3 s outage, want a few: the poller did not back off", n)
 	}
+	t.Logf("a 3 s outage: %d log lines about polls, %v failed polls, back after %v", len(failed)+len(back), back[0]["failures"], time.Duration(back[0]["outage"].(float64)))
 	if still := book.lines(t, "poll still failing"); len(still) > 1 {
 		t.Errorf("%d 'still failing' lines in a short outage, want at most one", len(still))
 	}
