@@ -79,7 +79,7 @@ func (q *completionQueue) stop() []*execution {
 // themselves; a lone task completes at once, and a small batch waits at
 // most completionLinger for handlers that are still running.
 func (w *Worker) completeLoop() {
-	defer close(w.completerDone)
+	defer w.loopsDone.Done()
 	q := w.completions
 	for {
 		select {

@@ -56,10 +56,8 @@ type Worker struct {
 	pollDone, loopsDone sync.WaitGroup
 	// fences stops executions whose leases renewals no longer extend.
 	fences *fenceWatch
-	// completions feeds the completion loop, which closes completerDone
-	// when it exits.
-	completions   *completionQueue
-	completerDone chan struct{}
+	// completions feeds the completion loop.
+	completions *completionQueue
 }
 
 // NewWorker returns a worker on engine with cfg, after checking cfg's rules.
@@ -147,7 +145,8 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.runCtx, w.cancelRun = context.WithCancel(context.WithoutCancel(ctx))
 	w.execParent = context.WithoutCancel(w.runCtx)
 	w.stopPoll, w.stopLoops = make(chan struct{}), make(chan struct{})
-	w.completions, w.completerDone = newCompletionQueue(), make(chan struct{})
+	w.completions = newCompletionQueue()
+	w.loopsDone.Add(1)
 	go w.completeLoop()
 	w.engine.subscribe(w.wake, req.Types)
 	w.pollDone.Add(1)
