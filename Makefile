@@ -29,6 +29,7 @@ generate: ## regenerate sqlc's code and the example service's leasegen code
 check: ## fail when generated code (sqlc, leasegen) is stale or go.mod is not tidy
 	$(GO) mod tidy -diff
 	$(SQLC) diff
+	scripts/sqlc-outputs.sh
 	cd testdata/example/billing && $(GO) run ../../../cmd/leasegen -check -schema schema.sql -alerts alerts.yml -dashboard dashboard.json
 
 lint: ## gofmt, go vet and staticcheck

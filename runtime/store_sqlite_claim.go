@@ -130,7 +130,7 @@ func (s *sqliteStore) claimLimited(ctx context.Context, req claimRequest) ([]cla
 		claimed, groups = leaseGroups(req, picked)
 		for lease, group := range groups {
 			err := s.q.TaskClaimMark(ctx, conn, sqlitedb.TaskClaimMarkParams{
-				LeaseOwner: nullString(req.Owner), Column2: millis(lease), Ids: group,
+				LeaseOwner: nullString(req.Owner), LeaseMs: millis(lease), Ids: group,
 			})
 			if err != nil {
 				return err

@@ -36,7 +36,7 @@ func (s *sqliteStore) renew(ctx context.Context, owner string, lease time.Durati
 		var rows []sqlitedb.TaskRenewManyRow
 		err := s.retry(ctx, func() error {
 			var err error
-			rows, err = s.q.TaskRenewMany(ctx, s.db, sqlitedb.TaskRenewManyParams{Column1: millis(lease), LeaseOwner: nullString(owner), Ids: ids})
+			rows, err = s.q.TaskRenewMany(ctx, s.db, sqlitedb.TaskRenewManyParams{LeaseMs: millis(lease), LeaseOwner: nullString(owner), Ids: ids})
 			return err
 		})
 		if err != nil {

@@ -33,16 +33,6 @@ UPDATE leasegen_tasks SET
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
 
--- name: LimitEnsure :exec
-INSERT IGNORE INTO leasegen_limits (scope) VALUES (?);
-
--- name: LimitLock :many
--- Serializes the claimers of limited scopes; held until the claim commits.
-SELECT scope FROM leasegen_limits
-WHERE scope IN (sqlc.slice(scopes))
-ORDER BY scope
-FOR UPDATE;
-
 -- name: TaskCountRunning :many
 -- Reads leasegen_tasks_due alone: task_type follows its key.
 SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
@@ -193,17 +183,6 @@ WHERE id IN (sqlc.slice(ids))
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
   AND due_at <= NOW(3);
 
--- name: IdempotencyKeyRecord :execrows
--- 1 when the key is new; 0 when a committed task already holds it (a
--- concurrent holder's insert makes this wait until that one commits or
--- rolls back).
-INSERT IGNORE INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
-VALUES (?, ?, ?, NOW(3));
-
--- name: IdempotencyKeyHolder :one
--- The task whose committed execution recorded the key.
-SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = ? AND idem_key = ?;
-
 -- name: TaskCountByTypeStatus :many
 -- Queue depth: an index-only scan of leasegen_tasks_due.
 SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
@@ -272,28 +251,3 @@ SELECT EXISTS (
     AND due_priority = 0
     AND due_at <= NOW(3)
 ) AS expired;
-
--- name: WorkerLockRegistry :exec
--- Serializes Worker.Start: the empty scope's row, locked until commit.
-SELECT scope FROM leasegen_limits WHERE scope = '' FOR UPDATE;
-
--- name: WorkerDeleteExpired :exec
-DELETE FROM leasegen_workers WHERE alive_until <= NOW(3);
-
--- name: WorkerListLive :many
-SELECT * FROM leasegen_workers WHERE alive_until > NOW(3) ORDER BY worker_id;
-
--- name: WorkerInsert :execrows
--- 0 when the row exists: Start checked under the registry lock that it
--- does not; a renewal that found its row gone inserts it again.
-INSERT IGNORE INTO leasegen_workers
-  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
-VALUES (sqlc.arg(worker_id), sqlc.arg(host), sqlc.arg(pid), NOW(3), NOW(3) + INTERVAL sqlc.arg(ttl_us) MICROSECOND,
-  sqlc.arg(max_concurrency), sqlc.arg(global_limit), sqlc.arg(task_limits));
-
--- name: WorkerRenew :execrows
-UPDATE leasegen_workers SET alive_until = NOW(3) + INTERVAL sqlc.arg(ttl_us) MICROSECOND
-WHERE worker_id = sqlc.arg(worker_id);
-
--- name: WorkerDelete :exec
-DELETE FROM leasegen_workers WHERE worker_id = ?;

@@ -63,8 +63,8 @@ LIMIT ?;
 UPDATE leasegen_tasks SET
   status = 'RUNNING',
   attempt = attempt + 1,
-  lease_owner = ?,
-  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  lease_owner = sqlc.arg(lease_owner),
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + CAST(sqlc.arg(lease_ms) AS INTEGER),
   started_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (sqlc.slice(ids));
@@ -73,9 +73,9 @@ WHERE id IN (sqlc.slice(ids));
 -- One statement: the rows it returns are the leases still held. The unary
 -- + keeps the planner on the primary key (see claimTakeSQL).
 UPDATE leasegen_tasks SET
-  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + CAST(sqlc.arg(lease_ms) AS INTEGER),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-WHERE +lease_owner = ?
+WHERE +lease_owner = sqlc.arg(lease_owner)
   AND +status IN ('RUNNING', 'CANCEL_REQUESTED')
   AND +due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
   AND id IN (sqlc.slice(ids))
@@ -157,15 +157,6 @@ WHERE id IN (sqlc.slice(ids))
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
   AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
--- name: IdempotencyKeyRecord :execrows
-INSERT INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
-VALUES (?, ?, ?, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
-ON CONFLICT DO NOTHING;
-
--- name: IdempotencyKeyHolder :one
--- The task whose committed execution recorded the key.
-SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = ? AND idem_key = ?;
-
 -- name: TaskCountByTypeStatus :many
 SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
 GROUP BY status, task_type;
@@ -224,23 +215,3 @@ SELECT EXISTS (
   WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
     AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 ) AS expired;
-
--- name: WorkerDeleteExpired :exec
-DELETE FROM leasegen_workers WHERE alive_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
-
--- name: WorkerListLive :many
-SELECT * FROM leasegen_workers WHERE alive_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) ORDER BY worker_id;
-
--- name: WorkerInsert :execrows
-INSERT OR IGNORE INTO leasegen_workers
-  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
-VALUES (sqlc.arg(worker_id), sqlc.arg(host), sqlc.arg(pid), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
-  (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(ttl_ms),
-  sqlc.arg(max_concurrency), sqlc.arg(global_limit), sqlc.arg(task_limits));
-
--- name: WorkerRenew :execrows
-UPDATE leasegen_workers SET alive_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(ttl_ms)
-WHERE worker_id = sqlc.arg(worker_id);
-
--- name: WorkerDelete :exec
-DELETE FROM leasegen_workers WHERE worker_id = ?;

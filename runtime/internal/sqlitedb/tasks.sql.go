@@ -11,43 +11,6 @@ import (
 	"strings"
 )
 
-const idempotencyKeyHolder = `-- name: IdempotencyKeyHolder :one
-SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = ? AND idem_key = ?
-`
-
-type IdempotencyKeyHolderParams struct {
-	TaskType string
-	IdemKey  string
-}
-
-// The task whose committed execution recorded the key.
-func (q *Queries) IdempotencyKeyHolder(ctx context.Context, db DBTX, arg IdempotencyKeyHolderParams) (int64, error) {
-	row := db.QueryRowContext(ctx, idempotencyKeyHolder, arg.TaskType, arg.IdemKey)
-	var task_id int64
-	err := row.Scan(&task_id)
-	return task_id, err
-}
-
-const idempotencyKeyRecord = `-- name: IdempotencyKeyRecord :execrows
-INSERT INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
-VALUES (?, ?, ?, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
-ON CONFLICT DO NOTHING
-`
-
-type IdempotencyKeyRecordParams struct {
-	TaskType string
-	IdemKey  string
-	TaskID   int64
-}
-
-func (q *Queries) IdempotencyKeyRecord(ctx context.Context, db DBTX, arg IdempotencyKeyRecordParams) (int64, error) {
-	result, err := db.ExecContext(ctx, idempotencyKeyRecord, arg.TaskType, arg.IdemKey, arg.TaskID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const taskCancelRequest = `-- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
   due_at = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), due_at),
@@ -73,8 +36,8 @@ const taskClaimMark = `-- name: TaskClaimMark :exec
 UPDATE leasegen_tasks SET
   status = 'RUNNING',
   attempt = attempt + 1,
-  lease_owner = ?,
-  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  lease_owner = ?1,
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + CAST(?2 AS INTEGER),
   started_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id IN (/*SLICE:ids*/?)
@@ -82,7 +45,7 @@ WHERE id IN (/*SLICE:ids*/?)
 
 type TaskClaimMarkParams struct {
 	LeaseOwner sql.NullString
-	Column2    interface{}
+	LeaseMs    int64
 	Ids        []int64
 }
 
@@ -90,7 +53,7 @@ func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkP
 	query := taskClaimMark
 	var queryParams []interface{}
 	queryParams = append(queryParams, arg.LeaseOwner)
-	queryParams = append(queryParams, arg.Column2)
+	queryParams = append(queryParams, arg.LeaseMs)
 	if len(arg.Ids) > 0 {
 		for _, v := range arg.Ids {
 			queryParams = append(queryParams, v)
@@ -778,9 +741,9 @@ func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParam
 
 const taskRenewMany = `-- name: TaskRenewMany :many
 UPDATE leasegen_tasks SET
-  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?,
+  due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + CAST(?1 AS INTEGER),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-WHERE +lease_owner = ?
+WHERE +lease_owner = ?2
   AND +status IN ('RUNNING', 'CANCEL_REQUESTED')
   AND +due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
   AND id IN (/*SLICE:ids*/?)
@@ -788,7 +751,7 @@ RETURNING id, attempt, status
 `
 
 type TaskRenewManyParams struct {
-	Column1    interface{}
+	LeaseMs    int64
 	LeaseOwner sql.NullString
 	Ids        []int64
 }
@@ -804,7 +767,7 @@ type TaskRenewManyRow struct {
 func (q *Queries) TaskRenewMany(ctx context.Context, db DBTX, arg TaskRenewManyParams) ([]TaskRenewManyRow, error) {
 	query := taskRenewMany
 	var queryParams []interface{}
-	queryParams = append(queryParams, arg.Column1)
+	queryParams = append(queryParams, arg.LeaseMs)
 	queryParams = append(queryParams, arg.LeaseOwner)
 	if len(arg.Ids) > 0 {
 		for _, v := range arg.Ids {
@@ -947,114 +910,4 @@ func (q *Queries) TaskRunningByOwner(ctx context.Context, db DBTX) ([]TaskRunnin
 		return nil, err
 	}
 	return items, nil
-}
-
-const workerDelete = `-- name: WorkerDelete :exec
-DELETE FROM leasegen_workers WHERE worker_id = ?
-`
-
-type WorkerDeleteParams struct {
-	WorkerID string
-}
-
-func (q *Queries) WorkerDelete(ctx context.Context, db DBTX, arg WorkerDeleteParams) error {
-	_, err := db.ExecContext(ctx, workerDelete, arg.WorkerID)
-	return err
-}
-
-const workerDeleteExpired = `-- name: WorkerDeleteExpired :exec
-DELETE FROM leasegen_workers WHERE alive_until <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-`
-
-func (q *Queries) WorkerDeleteExpired(ctx context.Context, db DBTX) error {
-	_, err := db.ExecContext(ctx, workerDeleteExpired)
-	return err
-}
-
-const workerInsert = `-- name: WorkerInsert :execrows
-INSERT OR IGNORE INTO leasegen_workers
-  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
-VALUES (?1, ?2, ?3, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
-  (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?4,
-  ?5, ?6, ?7)
-`
-
-type WorkerInsertParams struct {
-	WorkerID       string
-	Host           string
-	Pid            int64
-	TtlMs          interface{}
-	MaxConcurrency int64
-	GlobalLimit    int64
-	TaskLimits     string
-}
-
-func (q *Queries) WorkerInsert(ctx context.Context, db DBTX, arg WorkerInsertParams) (int64, error) {
-	result, err := db.ExecContext(ctx, workerInsert,
-		arg.WorkerID,
-		arg.Host,
-		arg.Pid,
-		arg.TtlMs,
-		arg.MaxConcurrency,
-		arg.GlobalLimit,
-		arg.TaskLimits,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const workerListLive = `-- name: WorkerListLive :many
-SELECT worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits FROM leasegen_workers WHERE alive_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) ORDER BY worker_id
-`
-
-func (q *Queries) WorkerListLive(ctx context.Context, db DBTX) ([]LeasegenWorker, error) {
-	rows, err := db.QueryContext(ctx, workerListLive)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []LeasegenWorker
-	for rows.Next() {
-		var i LeasegenWorker
-		if err := rows.Scan(
-			&i.WorkerID,
-			&i.Host,
-			&i.Pid,
-			&i.StartedAt,
-			&i.AliveUntil,
-			&i.MaxConcurrency,
-			&i.GlobalLimit,
-			&i.TaskLimits,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const workerRenew = `-- name: WorkerRenew :execrows
-UPDATE leasegen_workers SET alive_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?1
-WHERE worker_id = ?2
-`
-
-type WorkerRenewParams struct {
-	TtlMs    interface{}
-	WorkerID string
-}
-
-func (q *Queries) WorkerRenew(ctx context.Context, db DBTX, arg WorkerRenewParams) (int64, error) {
-	result, err := db.ExecContext(ctx, workerRenew, arg.TtlMs, arg.WorkerID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
 }
