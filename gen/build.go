@@ -219,7 +219,14 @@ func (b *builder) checkDuplicates(tasks []*Task) {
 	}
 }
 
-func (b *builder) pos(p token.Pos) token.Position { return b.pkg.Fset.Position(p) }
+// pos is p's position, its file relative to the working directory as the
+// go command prints it (go generate runs leasegen in the package's
+// directory).
+func (b *builder) pos(p token.Pos) token.Position {
+	position := b.pkg.Fset.Position(p)
+	position.Filename = relativePath(position.Filename)
+	return position
+}
 
 // goName strips a Payload suffix and exports the rest: importPayload -> Import.
 func goName(typeName string) string {

@@ -74,11 +74,10 @@ func buildRequest(t *Task, zero jen.Code) []jen.Code {
 
 func clientReceiver() jen.Code { return jen.Id("c").Op("*").Id("Client") }
 
-// emitEnqueue writes EnqueueX: build the request, then c.rt.Enqueue.
+// emitEnqueue writes EnqueueX: build the request, then c.rt.EnqueueRequest.
 func emitEnqueue(t *Task) jen.Code {
 	body := buildRequest(t, jen.Lit(0))
-	body = append(body, jen.Return(jen.Id("c").Dot("rt").Dot("Enqueue").Call(
-		jen.Id("ctx"), jen.Id("req").Dot("Type"), jen.Id("req").Dot("Payload"), jen.Id("req").Dot("Options").Op("..."))))
+	body = append(body, jen.Return(jen.Id("c").Dot("rt").Dot("EnqueueRequest").Call(jen.Id("ctx"), jen.Id("req"))))
 	return jen.Add(withPayloadDoc(t, fmt.Sprintf("%s enqueues a %s task with payload p; opts override the annotation's defaults.", t.EnqueueName(), t.ConstName()))).Line().
 		Func().Params(clientReceiver()).Add(enqueueSignature(t.EnqueueName(), nil, jen.Id("p").Id(t.TypeName), oneResult())).
 		Block(body...)
@@ -87,8 +86,7 @@ func emitEnqueue(t *Task) jen.Code {
 // emitEnqueueTx writes EnqueueXTx: the same inside the caller's transaction.
 func emitEnqueueTx(t *Task) jen.Code {
 	body := buildRequest(t, jen.Lit(0))
-	body = append(body, jen.Return(jen.Id("c").Dot("rt").Dot("EnqueueTx").Call(
-		jen.Id("ctx"), jen.Id("tx"), jen.Id("req").Dot("Type"), jen.Id("req").Dot("Payload"), jen.Id("req").Dot("Options").Op("..."))))
+	body = append(body, jen.Return(jen.Id("c").Dot("rt").Dot("EnqueueRequestTx").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("req"))))
 	return jen.Comment(fmt.Sprintf("%s enqueues a %s task inside tx: workers see it once tx commits,", t.EnqueueTxName(), t.ConstName())).Line().
 		Comment("and never if it rolls back.").Line().
 		Func().Params(clientReceiver()).Add(enqueueSignature(t.EnqueueTxName(), []jen.Code{txParam()}, jen.Id("p").Id(t.TypeName), oneResult())).

@@ -8,11 +8,11 @@ import (
 // handler with the annotation's worker-side options, and Register, which
 // calls them all:
 //
-//	func RegisterImport(w *runtime.Worker, h ImportHandler) error {
+//	func RegisterImport(w runtime.Registrar, h ImportHandler) error {
 //		return w.Handle(TaskImport, handleImport(h), runtime.WithTimeout(5*time.Minute))
 //	}
 //
-//	func Register(w *runtime.Worker, h Handlers) error {
+//	func Register(w runtime.Registrar, h Handlers) error {
 //		if err := RegisterImport(w, h); err != nil {
 //			return err
 //		}
@@ -23,8 +23,8 @@ func emitRegister(p *Package) []jen.Code {
 	for _, t := range p.Tasks {
 		args := append([]jen.Code{jen.Id(t.ConstName()), jen.Id(t.AdapterFunc()).Call(jen.Id("h"))}, handlerOptions(t)...)
 		code = append(code, jen.Commentf("%s wires %s tasks to h on w, with the options of the annotation;", t.RegisterName(), t.ConstName()).Line().
-			Comment("a worker dedicated to them registers only this. Call it before w.Start.").Line().
-			Func().Id(t.RegisterName()).Params(jen.Id("w").Op("*").Qual(runtimePath, "Worker"), jen.Id("h").Id(t.HandlerName())).Error().
+			Comment("a worker dedicated to them registers only this. Call it before the worker starts.").Line().
+			Func().Id(t.RegisterName()).Params(jen.Id("w").Qual(runtimePath, "Registrar"), jen.Id("h").Id(t.HandlerName())).Error().
 			Block(jen.Return(jen.Id("w").Dot("Handle").Call(args...))))
 		body = append(body, jen.If(
 			jen.Err().Op(":=").Id(t.RegisterName()).Call(jen.Id("w"), jen.Id("h")),
@@ -34,8 +34,8 @@ func emitRegister(p *Package) []jen.Code {
 	body = append(body, jen.Return(jen.Nil()))
 	return append(code,
 		jen.Commentf("Register wires every task of package %s to h on w, with the options of its", p.Name).Line().
-			Comment("annotation. Call it before w.Start.").Line().
-			Func().Id("Register").Params(jen.Id("w").Op("*").Qual(runtimePath, "Worker"), jen.Id("h").Id("Handlers")).Error().
+			Comment("annotation. w is a *runtime.Worker, or a test harness; call it before the worker starts.").Line().
+			Func().Id("Register").Params(jen.Id("w").Qual(runtimePath, "Registrar"), jen.Id("h").Id("Handlers")).Error().
 			Block(body...),
 	)
 }

@@ -77,6 +77,7 @@ func (c *encodabilityChecker) checkStruct(st *types.Struct, path string, pos tok
 		fieldPos := pos
 		if f.Pkg() == c.pkg {
 			fieldPos = c.fset.Position(f.Pos())
+			fieldPos.Filename = relativePath(fieldPos.Filename)
 		}
 		switch {
 		case f.Embedded():

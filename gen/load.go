@@ -54,7 +54,7 @@ func parsePos(s string) token.Position {
 	parts := strings.Split(s, ":")
 	var p token.Position
 	if len(parts) >= 3 {
-		p.Filename = strings.Join(parts[:len(parts)-2], ":")
+		p.Filename = relativePath(strings.Join(parts[:len(parts)-2], ":"))
 		p.Line, _ = strconv.Atoi(parts[len(parts)-2])
 		p.Column, _ = strconv.Atoi(parts[len(parts)-1])
 	} else {

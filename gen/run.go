@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // DefaultOutput is the generated file's name in each package.
@@ -144,17 +142,39 @@ func sync(path string, want []byte, cfg Config) (bool, error) {
 	}
 	if cfg.Check {
 		if cfg.Stderr != nil {
-			fmt.Fprintf(cfg.Stderr, "%s is stale (-committed +generated):\n%s", path,
-				cmp.Diff(strings.Split(string(have), "\n"), strings.Split(string(want), "\n")))
+			fmt.Fprintf(cfg.Stderr, "%s is stale: run go generate (a: committed, b: generated)\n%s", relativePath(path),
+				unifiedDiff(filepath.ToSlash(relativePath(path)), lines(have), lines(want)))
 		}
 		return true, nil
 	}
 	return true, os.WriteFile(path, want, 0o644)
 }
 
+// lines splits a file into its lines, without the final newline's empty
+// line.
+func lines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// relativePath is path relative to the working directory, when it is an
+// absolute path below or beside it.
+func relativePath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil || !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil {
+		return rel
+	}
+	return path
+}
+
 func packagePos(files []string) (p token.Position) {
 	if len(files) > 0 {
-		p.Filename = files[0]
+		p.Filename = relativePath(files[0])
 	}
 	return p
 }

@@ -58,17 +58,28 @@ func NewClient(engine *Engine, cfg ClientConfig) (*Client, error) {
 
 // Enqueue stores one task and returns its id.
 func (c *Client) Enqueue(ctx context.Context, taskType string, payload []byte, opts ...EnqueueOption) (TaskID, error) {
-	ids, err := c.EnqueueMany(ctx, []Request{{Type: taskType, Payload: payload, Options: opts}})
-	if err != nil {
-		return 0, err
-	}
-	return ids[0], nil
+	return c.EnqueueRequest(ctx, Request{Type: taskType, Payload: payload, Options: opts})
+}
+
+// EnqueueRequest is Enqueue of a prepared request (the generated enqueue
+// methods build one).
+func (c *Client) EnqueueRequest(ctx context.Context, req Request) (TaskID, error) {
+	return first(c.EnqueueMany(ctx, []Request{req}))
 }
 
 // EnqueueTx stores one task inside the caller's transaction: it becomes
 // visible to workers when tx commits, and vanishes if tx rolls back.
 func (c *Client) EnqueueTx(ctx context.Context, tx *sql.Tx, taskType string, payload []byte, opts ...EnqueueOption) (TaskID, error) {
-	ids, err := c.EnqueueManyTx(ctx, tx, []Request{{Type: taskType, Payload: payload, Options: opts}})
+	return c.EnqueueRequestTx(ctx, tx, Request{Type: taskType, Payload: payload, Options: opts})
+}
+
+// EnqueueRequestTx is EnqueueTx of a prepared request.
+func (c *Client) EnqueueRequestTx(ctx context.Context, tx *sql.Tx, req Request) (TaskID, error) {
+	return first(c.EnqueueManyTx(ctx, tx, []Request{req}))
+}
+
+// first is the id of a one-request enqueue.
+func first(ids []TaskID, err error) (TaskID, error) {
 	if err != nil {
 		return 0, err
 	}

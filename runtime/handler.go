@@ -72,6 +72,14 @@ func exponential(base time.Duration, attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
+// Registrar registers task handlers: a *Worker, or a test harness that
+// records them. The generated Register functions take one.
+type Registrar interface {
+	Handle(taskType string, fn HandlerFunc, opts ...HandlerOption) error
+}
+
+var _ Registrar = (*Worker)(nil)
+
 // handler is one registered task type.
 type handler struct {
 	fn  HandlerFunc

@@ -328,3 +328,21 @@ func TestRegisterOneTypeAndBatchTx(t *testing.T) {
 		}
 	})
 }
+
+// registrar records what Register registers, as a test harness would.
+type registrar []string
+
+func (r *registrar) Handle(taskType string, _ runtime.HandlerFunc, _ ...runtime.HandlerOption) error {
+	*r = append(*r, taskType)
+	return nil
+}
+
+// Register takes any runtime.Registrar, so a harness can see every task
+// type a package handles without a database.
+func TestRegisterTakesARegistrar(t *testing.T) {
+	var got registrar
+	dbtest.Must(t, "register", Register(&got, &Service{}))
+	if diff := cmp.Diff(registrar{TaskImport, TaskExport, TaskNotify}, got); diff != "" {
+		t.Errorf("registered types (-want +got):\n%s", diff)
+	}
+}
