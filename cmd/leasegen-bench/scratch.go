@@ -12,6 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	_ "modernc.org/sqlite"
 
+	"github.com/leasegen/leasegen/internal/opendb"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -101,20 +102,9 @@ func createMySQLDatabase(ctx context.Context, serverDSN, prefix string) (string,
 // a worker process.
 func openEngine(kind, target string) (*sql.DB, *runtime.Engine, error) {
 	if kind == kindSQLite {
-		db, err := sql.Open("sqlite", runtime.SQLiteDSN(target))
-		if err != nil {
-			return nil, nil, err
-		}
-		return db, runtime.SQLite(db), nil
+		return opendb.SQLite(target, true)
 	}
-	db, err := sql.Open("mysql", target)
-	if err != nil {
-		return nil, nil, err
-	}
-	// database/sql keeps 2 idle connections by default: a worker's loops
-	// and handlers would open and close connections all the time.
-	db.SetMaxIdleConns(32)
-	return db, runtime.MySQL(db), nil
+	return opendb.MySQL(target)
 }
 
 // queue enqueues n tasks of taskType in batches of 1,000.

@@ -179,7 +179,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-sqlite", path, "show", "5", "6"}, "show takes 1 argument(s), got 2"},
 		{[]string{"-mysql", "u@/db", "-create", "stats"}, "-create applies to -sqlite FILE only"},
 		{[]string{"-sqlite", path, "migrate", "down"}, "migrate up|status|sql"},
-		{[]string{"-mysql", "not a dsn", "stats"}, "the -mysql DSN does not parse"},
+		{[]string{"-mysql", "not a dsn", "stats"}, "-mysql: the MySQL DSN does not parse"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main(c.args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), c.want) {

@@ -10,13 +10,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	_ "modernc.org/sqlite" // the SQLite driver
-
+	"github.com/leasegen/leasegen/internal/opendb"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -108,34 +104,23 @@ type env struct {
 	stdout io.Writer
 }
 
-// open connects to the database. A MySQL DSN gets the settings the runtime
-// needs (parseTime, UTC) so operators can paste the DSN they have. A SQLite
-// file must exist unless create is set: a mistyped path would otherwise
-// open a new, empty database.
+// open connects to the database.
 func open(mysqlDSN, sqlitePath string, create bool) (*runtime.Engine, func(), error) {
+	var db *sql.DB
+	var engine *runtime.Engine
+	var err error
 	if sqlitePath != "" {
-		if _, err := os.Stat(sqlitePath); errors.Is(err, fs.ErrNotExist) && !create {
-			return nil, nil, fmt.Errorf("-sqlite %s: no such file: check the path, or add -create to make a new database (then run migrate up)", sqlitePath)
-		}
-		db, err := sql.Open("sqlite", runtime.SQLiteDSN(sqlitePath))
-		if err != nil {
-			return nil, nil, err
-		}
-		return runtime.SQLite(db), func() { db.Close() }, nil
+		db, engine, err = opendb.SQLite(sqlitePath, create)
+	} else {
+		db, engine, err = opendb.MySQL(mysqlDSN)
 	}
-	cfg, err := mysql.ParseDSN(mysqlDSN)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: the -mysql DSN does not parse (user:pass@tcp(host:3306)/db): %v", errUsage, err)
+	switch {
+	case errors.Is(err, opendb.ErrNoFile):
+		return nil, nil, fmt.Errorf("-sqlite %s: no such file: check the path, or add -create to make a new database (then run migrate up)", sqlitePath)
+	case errors.Is(err, opendb.ErrBadDSN):
+		return nil, nil, fmt.Errorf("%w: -mysql: %v", errUsage, err)
+	case err != nil:
+		return nil, nil, err
 	}
-	cfg.ParseTime, cfg.Loc = true, time.UTC
-	if cfg.Params == nil {
-		cfg.Params = map[string]string{}
-	}
-	cfg.Params["time_zone"] = "'+00:00'"
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	db := sql.OpenDB(connector)
-	return runtime.MySQL(db), func() { db.Close() }, nil
+	return engine, func() { db.Close() }, nil
 }
