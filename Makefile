@@ -16,7 +16,7 @@ FUZZTIME ?= 10s
 # Packages outside ./... : the example service and the golden cases.
 TESTDATA := ./testdata/example/... ./testdata/golden/...
 # Packages with tests on a MySQL server.
-MYSQL_PKGS := ./runtime/ ./metrics/ ./internal/leasectl/ ./internal/opendb/ ./cmd/leasegen-bench/ ./testdata/example/billing/
+MYSQL_PKGS := ./runtime/ ./metrics/ ./internal/leasectl/ ./internal/engines/ ./cmd/leasegen-bench/ ./testdata/example/billing/
 # Sets LEASEGEN_MYSQL_DSN to Oracle MySQL 9.7, building and starting it when
 # needed; with CI=true a failure fails, elsewhere the caller skips.
 MYSQL97_ENV := env=$$(scripts/mysql97.sh env) || { if [ "$${CI:-}" = true ]; then exit 1; fi; \

@@ -12,7 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	_ "modernc.org/sqlite"
 
-	"github.com/leasegen/leasegen/internal/opendb"
+	"github.com/leasegen/leasegen/internal/engines"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -102,9 +102,9 @@ func createMySQLDatabase(ctx context.Context, serverDSN, prefix string) (string,
 // a worker process.
 func openEngine(kind, target string) (*sql.DB, *runtime.Engine, error) {
 	if kind == kindSQLite {
-		return opendb.SQLite(target, true)
+		return engines.SQLite(target, true)
 	}
-	return opendb.MySQL(target)
+	return engines.MySQL(target)
 }
 
 // queue enqueues n tasks of taskType in batches of 1,000.

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/leasegen/leasegen/internal/opendb"
+	"github.com/leasegen/leasegen/internal/engines"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -9,9 +9,9 @@ import (
 // SQLite file (created when missing).
 func openEngine(c config) (*runtime.Engine, string, error) {
 	if c.dsn != "" {
-		_, engine, err := opendb.MySQL(c.dsn)
+		_, engine, err := engines.MySQL(c.dsn)
 		return engine, "MySQL/MariaDB", err
 	}
-	_, engine, err := opendb.SQLite(c.sqlite, true)
+	_, engine, err := engines.SQLite(c.sqlite, true)
 	return engine, "SQLite (" + c.sqlite + ")", err
 }

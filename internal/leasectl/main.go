@@ -12,7 +12,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/leasegen/leasegen/internal/opendb"
+	"github.com/leasegen/leasegen/internal/engines"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -110,14 +110,14 @@ func open(mysqlDSN, sqlitePath string, create bool) (*runtime.Engine, func(), er
 	var engine *runtime.Engine
 	var err error
 	if sqlitePath != "" {
-		db, engine, err = opendb.SQLite(sqlitePath, create)
+		db, engine, err = engines.SQLite(sqlitePath, create)
 	} else {
-		db, engine, err = opendb.MySQL(mysqlDSN)
+		db, engine, err = engines.MySQL(mysqlDSN)
 	}
 	switch {
-	case errors.Is(err, opendb.ErrNoFile):
+	case errors.Is(err, engines.ErrNoFile):
 		return nil, nil, fmt.Errorf("-sqlite %s: no such file: check the path, or add -create to make a new database (then run migrate up)", sqlitePath)
-	case errors.Is(err, opendb.ErrBadDSN):
+	case errors.Is(err, engines.ErrBadDSN):
 		return nil, nil, fmt.Errorf("%w: -mysql: %v", errUsage, err)
 	case err != nil:
 		return nil, nil, err

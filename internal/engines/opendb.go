@@ -1,7 +1,7 @@
-// Package opendb opens an engine from the flags leasegen's own commands
+// Package engines opens an engine from the flags leasegen's own commands
 // take (leasectl, the demo, the benchmark): a MySQL DSN, given the settings
 // the runtime needs, or a SQLite file.
-package opendb
+package engines
 
 import (
 	"database/sql"

@@ -1,4 +1,4 @@
-package opendb
+package engines
 
 import (
 	"context"
