@@ -69,11 +69,11 @@ func splitStatements(body string) []string {
 // caller serializes concurrent migrators (a named lock, a write transaction).
 // When every step is applied it runs no DDL at all, so a service whose
 // database user may only read and write rows can call Migrate at start.
-func applyMigrations(ctx context.Context, conn *sql.Conn, steps []migration, createTable, recordVersion string) error {
+func applyMigrations(ctx context.Context, conn *sql.Conn, steps []migration, d migrationDialect) error {
 	applied, err := appliedVersions(ctx, conn)
 	if err != nil {
-		if _, cerr := conn.ExecContext(ctx, createTable); cerr != nil {
-			return migrationError("create leasegen_schema_migrations", cerr)
+		if _, cerr := conn.ExecContext(ctx, d.createTable); cerr != nil {
+			return d.explain("create leasegen_schema_migrations", cerr)
 		}
 		if applied, err = appliedVersions(ctx, conn); err != nil {
 			return fmt.Errorf("leasegen: migrate: %w", err)
@@ -85,11 +85,11 @@ func applyMigrations(ctx context.Context, conn *sql.Conn, steps []migration, cre
 		}
 		for _, stmt := range m.Statements {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				return migrationError("migration "+m.Name, err)
+				return d.explain("migration "+m.Name, err)
 			}
 		}
-		if _, err := conn.ExecContext(ctx, recordVersion, m.Version, m.Name); err != nil {
-			return migrationError("record migration "+m.Name, err)
+		if _, err := conn.ExecContext(ctx, d.recordVersion, m.Version, m.Name); err != nil {
+			return d.explain("record migration "+m.Name, err)
 		}
 	}
 	return nil
@@ -112,10 +112,21 @@ func appliedVersions(ctx context.Context, conn *sql.Conn) (map[int]bool, error) 
 	return applied, rows.Err()
 }
 
-// migrationError explains a refused migration statement: the runtime's
-// least-privilege user may not change the schema.
-func migrationError(what string, err error) error {
-	if deniedPrivilege(err) {
+// migrationDialect is what applyMigrations needs of an engine besides
+// its steps.
+type migrationDialect struct {
+	createTable   string // creates leasegen_schema_migrations if missing
+	recordVersion string // records (version, name) as applied
+	// denied reports a statement the user's grants refuse; nil for an
+	// engine without grants.
+	denied func(error) bool
+}
+
+// explain wraps a failed migration statement; a refused one says which
+// privileges migrating needs: the runtime's least-privilege user may not
+// change the schema.
+func (d migrationDialect) explain(what string, err error) error {
+	if d.denied != nil && d.denied(err) {
 		return fmt.Errorf("leasegen: %s: %w: run Migrate (or apply runtime/migrations) as a user with CREATE, ALTER, INDEX and DROP on the database; workers and clients need only SELECT, INSERT, UPDATE, DELETE", what, err)
 	}
 	return fmt.Errorf("leasegen: %s: %w", what, err)

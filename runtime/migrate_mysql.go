@@ -41,7 +41,9 @@ func (s *mysqlStore) migrate(ctx context.Context) error {
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", migrateLockName) //nolint:errcheck // the lock also ends with the connection
 
-	return applyMigrations(ctx, conn, steps, createMigrationsTable, recordMigration)
+	return applyMigrations(ctx, conn, steps, mysqlMigrations)
 }
 
 const recordMigration = "INSERT INTO leasegen_schema_migrations (version, name, applied_at) VALUES (?, ?, UTC_TIMESTAMP(3))"
+
+var mysqlMigrations = migrationDialect{createTable: createMigrationsTable, recordVersion: recordMigration, denied: deniedPrivilege}

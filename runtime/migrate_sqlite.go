@@ -16,7 +16,7 @@ func (s *sqliteStore) migrate(ctx context.Context) error {
 		return fmt.Errorf("leasegen: read migrations: %w", err)
 	}
 	return s.immediate(ctx, func(conn *sql.Conn) error {
-		return applyMigrations(ctx, conn, steps, createSQLiteMigrationsTable, recordSQLiteMigration)
+		return applyMigrations(ctx, conn, steps, sqliteMigrations)
 	})
 }
 
@@ -27,3 +27,5 @@ const createSQLiteMigrationsTable = `CREATE TABLE IF NOT EXISTS leasegen_schema_
 )`
 
 const recordSQLiteMigration = "INSERT INTO leasegen_schema_migrations (version, name, applied_at) VALUES (?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))"
+
+var sqliteMigrations = migrationDialect{createTable: createSQLiteMigrationsTable, recordVersion: recordSQLiteMigration}

@@ -91,11 +91,11 @@ func TestMigrateFromVersion3(t *testing.T) {
 		dbtest.Must(t, "load migrations", err)
 		conn, err := db.DB.Conn(bg)
 		dbtest.Must(t, "conn", err)
-		create, record := createMigrationsTable, recordMigration
+		dialect := mysqlMigrations
 		if kind == kindSQLite {
-			create, record = createSQLiteMigrationsTable, recordSQLiteMigration
+			dialect = sqliteMigrations
 		}
-		dbtest.Must(t, "migrate to version 3", applyMigrations(bg, conn, steps[:3], create, record))
+		dbtest.Must(t, "migrate to version 3", applyMigrations(bg, conn, steps[:3], dialect))
 		conn.Close()
 
 		now, ago, soon := "NOW(3)", "NOW(3) - INTERVAL 1 HOUR", "NOW(3) - INTERVAL 1 SECOND"

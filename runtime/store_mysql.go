@@ -186,10 +186,6 @@ func statusStrings(statuses []Status) []string {
 	return out
 }
 
-func nullString(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
-}
-
 func micros(d time.Duration) int64 { return d.Microseconds() }
 
 // MySQL error numbers the store treats specially.
@@ -212,25 +208,6 @@ func deniedPrivilege(err error) bool {
 func mysqlConflict(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && (me.Number == mysqlErrDeadlock || me.Number == mysqlErrLockWaitTimeout)
-}
-
-// withRetry runs op, again after an error that conflict accepts (a
-// deadlock, a lock wait that timed out), up to three times. Only for
-// operations that own their transaction.
-func withRetry(ctx context.Context, conflict func(error) bool, onRetry func(), op func() error) error {
-	var err error
-	for try := range 3 {
-		if err = op(); err == nil || !conflict(err) || try == 2 {
-			return err
-		}
-		onRetry()
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(try+1) * 5 * time.Millisecond):
-		}
-	}
-	return err
 }
 
 func isMariaDB(version string) bool { return strings.Contains(version, "MariaDB") }

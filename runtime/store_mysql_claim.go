@@ -103,7 +103,7 @@ func (c mysqlClaimSource) runningByType(ctx context.Context) (map[string]int, er
 // up to three times the cost of the whole claim under a steady burn-down.
 // Tasks another claim held are excluded from the next round's scan.
 func (c mysqlClaimSource) candidates(ctx context.Context, types []string, limit int) ([]candidate, error) {
-	out := make([]candidate, 0, min(limit, maxClaimBatch))
+	out := make([]candidate, 0, limit) // the poller asks for at most maxClaimBatch
 	// No task has id 0: an empty slice would become IN (NULL), which
 	// NOT IN turns into "exclude everything".
 	excluded := []int64{0}

@@ -149,18 +149,6 @@ func (s *mysqlStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTa
 	return recovered, nil
 }
 
-// recoveryOutcome mirrors TaskRecoverMark's CASE.
-func recoveryOutcome(status Status, attempt, free, maxAttempts int) string {
-	switch {
-	case status == StatusCancelRequested:
-		return outcomeCancelled
-	case attemptsLeft(attempt, free, maxAttempts):
-		return outcomeRequeued
-	default:
-		return outcomeFailed
-	}
-}
-
 // completeMany runs one grouped completion; when it changed fewer rows than
 // it named, the rows are read back to tell which took effect (MySQL has no
 // UPDATE ... RETURNING).

@@ -50,10 +50,16 @@ func StartServer(t testing.TB) *Server {
 			t.Fatalf("%s: %v\n%s", name, err, out)
 		}
 	}
+	// Its own tmpdir: a server killed with SIGKILL leaves its temporary
+	// tables behind, and a later server whose pid matches would fail on
+	// them in a shared /tmp ("Could not remove temporary table").
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	run("chmod", "755", dir)
-	run("chown", "mysql:mysql", dir)
-	run("mariadb-install-db", "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--user=mysql",
-		"--auth-root-authentication-method=normal", "--skip-test-db")
+	run("chown", "-R", "mysql:mysql", dir)
+	run("mariadb-install-db", "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--tmpdir="+filepath.Join(dir, "tmp"),
+		"--user=mysql", "--auth-root-authentication-method=normal", "--skip-test-db")
 	s := &Server{t: t, dir: dir, port: freePort(t)}
 	s.DSN = fmt.Sprintf("root@tcp(127.0.0.1:%d)/", s.port)
 	t.Cleanup(func() {
@@ -80,7 +86,7 @@ func (s *Server) Start() {
 	if err != nil {
 		mariadbd = "/usr/sbin/mariadbd"
 	}
-	s.cmd = exec.Command(mariadbd, "--no-defaults", "--datadir="+filepath.Join(s.dir, "data"), "--user=mysql",
+	s.cmd = exec.Command(mariadbd, "--no-defaults", "--datadir="+filepath.Join(s.dir, "data"), "--tmpdir="+filepath.Join(s.dir, "tmp"), "--user=mysql",
 		fmt.Sprintf("--port=%d", s.port), "--bind-address=127.0.0.1", "--socket="+filepath.Join(s.dir, "mysqld.sock"),
 		"--pid-file="+filepath.Join(s.dir, "mysqld.pid"), "--log-error="+filepath.Join(s.dir, "error.log"),
 		"--innodb-buffer-pool-size=64M", "--max-connections=500")
