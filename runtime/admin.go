@@ -4,30 +4,18 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-// Filter selects tasks for Client.List. Zero fields match everything.
-type Filter struct {
-	Status    Status
-	Type      string
-	Owner     string
-	OlderThan time.Duration // created at least this long ago
-	Limit     int           // default 100
-}
-
-// TypeStatusCount is the number of tasks of one type in one status.
-type TypeStatusCount struct {
-	Type   string
-	Status Status
-	Tasks  int
-}
-
-// QueueStats is an operator's view of the task table.
-type QueueStats struct {
-	Counts          []TypeStatusCount    // every (type, status) with tasks
-	OldestQueued    map[string]time.Time // per type: the earliest available_at of its queued tasks
-	RunningByWorker map[string]int       // lease owner -> running tasks
-}
+type (
+	// Filter selects tasks for Client.List. Zero fields match everything.
+	Filter = leasetype.Filter
+	// TypeStatusCount is the number of tasks of one type in one status.
+	TypeStatusCount = leasetype.TypeStatusCount
+	// QueueStats is an operator's view of the task table.
+	QueueStats = leasetype.QueueStats
+)
 
 // List returns up to f.Limit tasks matching f, newest first.
 func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {

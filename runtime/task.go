@@ -4,58 +4,33 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
+
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-// TaskID identifies a task. It is the task row's primary key.
-type TaskID int64
-
-// Status is a task's state in the lease protocol.
-type Status string
+// The types drivers and users share live in leasetype; these aliases keep
+// them in runtime's API.
+type (
+	// TaskID identifies a task. It is the task row's primary key.
+	TaskID = leasetype.TaskID
+	// Status is a task's state in the lease protocol.
+	Status = leasetype.Status
+	// TaskInfo is a stored task as a client reads it.
+	TaskInfo = leasetype.TaskInfo
+)
 
 // The task states. SUCCESS, FAILED and CANCELLED are terminal.
 const (
-	StatusQueued          Status = "QUEUED"
-	StatusRunning         Status = "RUNNING"
-	StatusSuccess         Status = "SUCCESS"
-	StatusFailed          Status = "FAILED"
-	StatusCancelRequested Status = "CANCEL_REQUESTED"
-	StatusCancelled       Status = "CANCELLED"
+	StatusQueued          = leasetype.StatusQueued
+	StatusRunning         = leasetype.StatusRunning
+	StatusSuccess         = leasetype.StatusSuccess
+	StatusFailed          = leasetype.StatusFailed
+	StatusCancelRequested = leasetype.StatusCancelRequested
+	StatusCancelled       = leasetype.StatusCancelled
 )
 
 // AllStatuses lists every status, in lifecycle order.
-var AllStatuses = []Status{
-	StatusQueued, StatusRunning, StatusCancelRequested,
-	StatusSuccess, StatusFailed, StatusCancelled,
-}
-
-// Terminal reports whether no transition leaves s.
-func (s Status) Terminal() bool {
-	return s == StatusSuccess || s == StatusFailed || s == StatusCancelled
-}
-
-// TaskInfo is a stored task as a client reads it.
-type TaskInfo struct {
-	ID             TaskID
-	Type           string
-	Status         Status
-	Payload        []byte
-	Priority       int
-	AvailableAt    time.Time // UTC, from the database's clock
-	Attempt        int       // the fencing token: claims so far, used or handed back
-	AttemptsUsed   int       // attempts counted against MaxAttempts (Retry restores them all)
-	MaxAttempts    int
-	LeaseOwner     string    // the worker holding the lease, or that ran a finished task last; empty while queued
-	LeaseUntil     time.Time // zero when no lease is held
-	OwnerID        string
-	IdempotencyKey string
-	LastError      string
-	Result         string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	StartedAt      time.Time // when the latest attempt started; zero until first claimed
-	FinishedAt     time.Time // zero until terminal
-}
+var AllStatuses = leasetype.AllStatuses
 
 // Task is one execution of a task, as its handler sees it.
 type Task struct {

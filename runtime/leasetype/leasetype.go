@@ -1,0 +1,80 @@
+// Package leasetype holds the types that leasegen's runtime, its engine
+// drivers and the services that use them share: a task's id, status and
+// stored form, and the admin views. Package runtime re-exports each of
+// them; services import runtime, not this package.
+package leasetype
+
+import "time"
+
+// TaskID identifies a task. It is the task row's primary key.
+type TaskID int64
+
+// Status is a task's state in the lease protocol.
+type Status string
+
+// The task states. SUCCESS, FAILED and CANCELLED are terminal.
+const (
+	StatusQueued          Status = "QUEUED"
+	StatusRunning         Status = "RUNNING"
+	StatusSuccess         Status = "SUCCESS"
+	StatusFailed          Status = "FAILED"
+	StatusCancelRequested Status = "CANCEL_REQUESTED"
+	StatusCancelled       Status = "CANCELLED"
+)
+
+// AllStatuses lists every status, in lifecycle order.
+var AllStatuses = []Status{
+	StatusQueued, StatusRunning, StatusCancelRequested,
+	StatusSuccess, StatusFailed, StatusCancelled,
+}
+
+// Terminal reports whether no transition leaves s.
+func (s Status) Terminal() bool {
+	return s == StatusSuccess || s == StatusFailed || s == StatusCancelled
+}
+
+// TaskInfo is a stored task as a client reads it.
+type TaskInfo struct {
+	ID             TaskID
+	Type           string
+	Status         Status
+	Payload        []byte
+	Priority       int
+	AvailableAt    time.Time // UTC, from the database's clock
+	Attempt        int       // the fencing token: claims so far, used or handed back
+	AttemptsUsed   int       // attempts counted against MaxAttempts (Retry restores them all)
+	MaxAttempts    int
+	LeaseOwner     string    // the worker holding the lease, or that ran a finished task last; empty while queued
+	LeaseUntil     time.Time // zero when no lease is held
+	OwnerID        string
+	IdempotencyKey string
+	LastError      string
+	Result         string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	StartedAt      time.Time // when the latest attempt started; zero until first claimed
+	FinishedAt     time.Time // zero until terminal
+}
+
+// Filter selects tasks for Client.List. Zero fields match everything.
+type Filter struct {
+	Status    Status
+	Type      string
+	Owner     string
+	OlderThan time.Duration // created at least this long ago
+	Limit     int           // default 100
+}
+
+// TypeStatusCount is the number of tasks of one type in one status.
+type TypeStatusCount struct {
+	Type   string
+	Status Status
+	Tasks  int
+}
+
+// QueueStats is an operator's view of the task table.
+type QueueStats struct {
+	Counts          []TypeStatusCount    // every (type, status) with tasks
+	OldestQueued    map[string]time.Time // per type: the earliest available_at of its queued tasks
+	RunningByWorker map[string]int       // lease owner -> running tasks
+}
