@@ -26,7 +26,7 @@ func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 		return nil, fmt.Errorf("%w: list limit and age must not be negative", ErrInvalidTask)
 	}
 	infos, err := c.engine.store.list(ctx, f)
-	return infos, classify(err)
+	return infos, c.engine.classify(err)
 }
 
 // Retry queues a FAILED or CANCELLED task again, with all its attempts.
@@ -35,11 +35,11 @@ func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 func (c *Client) Retry(ctx context.Context, id TaskID) error {
 	changed, err := c.engine.store.retryTask(ctx, id)
 	if err != nil || changed {
-		return classify(err)
+		return c.engine.classify(err)
 	}
 	info, err := c.engine.store.get(ctx, id)
 	if err != nil {
-		return classify(err)
+		return c.engine.classify(err)
 	}
 	return fmt.Errorf("%w: task %d is %s; only FAILED and CANCELLED tasks can be retried", ErrTaskNotRetryable, id, info.Status)
 }
@@ -56,7 +56,7 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 		n, err := c.engine.store.purgeBatch(ctx, olderThan, batch)
 		total += n
 		if err != nil || n < batch {
-			return total, classify(err)
+			return total, c.engine.classify(err)
 		}
 	}
 }
@@ -65,7 +65,7 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 // task and the running tasks of each worker.
 func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
 	s, err := c.engine.store.stats(ctx)
-	return s, classify(err)
+	return s, c.engine.classify(err)
 }
 
 // queueStats assembles QueueStats from an engine's three stats queries,

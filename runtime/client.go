@@ -121,7 +121,7 @@ func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID,
 		return nil, err // nothing sent
 	}
 	if err := c.engine.store.check(ctx); err != nil {
-		return nil, classify(err)
+		return nil, c.engine.classify(err)
 	}
 	if limit := c.engine.store.payloadLimit(); limit > 0 {
 		for _, t := range tasks {
@@ -133,7 +133,7 @@ func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID,
 	}
 	ids, err := c.engine.store.insert(ctx, q, tasks)
 	if err != nil {
-		return nil, classifyWrite(err)
+		return nil, c.engine.classifyWrite(err)
 	}
 	for i := 0; i < len(tasks); {
 		j := i + 1
@@ -190,7 +190,7 @@ func (c *Client) newTask(r Request) (newTask, error) {
 // Get returns the task with id, or ErrTaskNotFound.
 func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
 	info, err := c.engine.store.get(ctx, id)
-	return info, classify(err)
+	return info, c.engine.classify(err)
 }
 
 // ListByOwner returns up to limit tasks of owner, newest first, in any of
@@ -203,7 +203,7 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 		return nil, fmt.Errorf("%w: list limit must be > 0, got %d", ErrInvalidTask, limit)
 	}
 	infos, err := c.engine.store.listByOwner(ctx, owner, statuses, limit)
-	return infos, classify(err)
+	return infos, c.engine.classify(err)
 }
 
 // Cancel asks for a task to stop. A queued task is CANCELLED at once and
@@ -214,11 +214,11 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 func (c *Client) Cancel(ctx context.Context, id TaskID) error {
 	changed, err := c.engine.store.requestCancel(ctx, id)
 	if err != nil || changed {
-		return classify(err)
+		return c.engine.classify(err)
 	}
 	info, err := c.engine.store.get(ctx, id)
 	if err != nil {
-		return classify(err)
+		return c.engine.classify(err)
 	}
 	if info.Status == StatusCancelRequested {
 		return nil

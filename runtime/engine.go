@@ -77,9 +77,9 @@ func (e *Engine) DB() *sql.DB { return e.db }
 // call from many processes at once.
 func (e *Engine) Migrate(ctx context.Context) error {
 	if err := e.store.check(ctx); err != nil {
-		return classify(err)
+		return e.classify(err)
 	}
-	return classify(e.store.migrate(ctx))
+	return e.classify(e.store.migrate(ctx))
 }
 
 // MigrationState is one schema version and whether it is applied.
@@ -96,8 +96,8 @@ func (e *Engine) MigrationStatus(ctx context.Context) ([]MigrationState, error) 
 		return nil, err
 	}
 	applied, err := e.store.migrationStatus(ctx)
-	if err != nil && !missingSchema(err) {
-		return nil, classify(err)
+	if err != nil && e.store.errorKind(err) != errNoTable {
+		return nil, e.classify(err)
 	}
 	states := make([]MigrationState, len(steps))
 	for i, m := range steps {

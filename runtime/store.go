@@ -20,6 +20,9 @@ type dbtx interface {
 type store interface {
 	// check verifies once that the connection settings are safe to use.
 	check(ctx context.Context) error
+	// errorKind reads what a driver error means, from the driver's own
+	// error type.
+	errorKind(err error) errorKind
 	// payloadLimit is the largest payload the server accepts in one row,
 	// known after check; 0 when only the client's limit applies.
 	payloadLimit() int

@@ -203,6 +203,19 @@ func deniedPrivilege(err error) bool {
 	return errors.As(err, &me) && (me.Number == mysqlErrDBAccessDenied || me.Number == mysqlErrTableAccessDenied)
 }
 
+// errorKind reads MySQL's error numbers and the driver's lost-connection
+// error.
+func (s *mysqlStore) errorKind(err error) errorKind {
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &me) && me.Number == mysqlErrNoSuchTable:
+		return errNoTable
+	case errors.Is(err, mysql.ErrInvalidConn):
+		return errConnLost
+	}
+	return errOther
+}
+
 // mysqlConflict reports a deadlock or lock-wait timeout, after which the
 // whole operation may simply run again.
 func mysqlConflict(err error) bool {

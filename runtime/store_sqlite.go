@@ -37,7 +37,7 @@ func newSQLiteStore(db *sql.DB, onRetry func()) *sqliteStore {
 // retry runs the write op, one at a time in this process, and again after
 // the database stayed busy past the busy timeout.
 func (s *sqliteStore) retry(ctx context.Context, op func() error) error {
-	return withRetry(ctx, sqliteBusy, s.onRetry, func() error {
+	return withRetry(ctx, sqliteConflict, s.onRetry, func() error {
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 		return op()
@@ -96,11 +96,36 @@ func sqliteAtLeast(version string, major, minor int) bool {
 	return maj > major || maj == major && min >= minor
 }
 
-// sqliteBusy reports a write that gave up waiting for the lock; the whole
-// operation may run again.
-func sqliteBusy(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
+// SQLite result codes the store reads (https://sqlite.org/rescode.html):
+// the primary code is the extended code's low byte.
+const (
+	sqliteError = 1 // a generic error, among them "no such table"
+	sqliteBusy  = 5 // the write lock stayed taken past busy_timeout
+)
+
+// sqliteCode is err's primary SQLite result code, or 0. The driver's
+// *sqlite.Error is read through its Code method, so that runtime does not
+// link the driver: a service that uses only MySQL does not carry SQLite.
+func sqliteCode(err error) int {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		return coded.Code() & 0xff
+	}
+	return 0
+}
+
+// sqliteConflict reports a write that gave up waiting for the lock; the
+// whole operation may run again.
+func sqliteConflict(err error) bool { return sqliteCode(err) == sqliteBusy }
+
+// errorKind reads SQLite's result codes. A missing table has only the
+// generic code, so its message tells it apart; an embedded database never
+// loses its connection.
+func (s *sqliteStore) errorKind(err error) errorKind {
+	if sqliteCode(err) == sqliteError && strings.Contains(err.Error(), "no such table: leasegen_") {
+		return errNoTable
+	}
+	return errOther
 }
 
 // immediate runs fn in a write transaction taken at BEGIN on one connection,

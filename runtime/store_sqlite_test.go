@@ -117,3 +117,31 @@ func TestSQLiteDSNEscapesThePath(t *testing.T) {
 		})
 	}
 }
+
+// The driver's errors are read by their result codes: a lock held past the
+// busy timeout is a conflict to retry, and a missing table is no schema.
+func TestSQLiteErrorCodes(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "codes.db")
+	holder, err := sql.Open("sqlite", SQLiteDSN(path))
+	dbtest.Must(t, "open", err)
+	defer holder.Close()
+	impatient, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)")
+	dbtest.Must(t, "open", err)
+	defer impatient.Close()
+	_, err = holder.Exec("CREATE TABLE probe (id INTEGER)")
+	dbtest.Must(t, "create", err)
+
+	tx, err := holder.Begin() // _txlock=immediate: takes the write lock
+	dbtest.Must(t, "begin", err)
+	defer tx.Rollback() //nolint:errcheck // the test ends here
+	_, err = impatient.Exec("INSERT INTO probe VALUES (1)")
+	if err == nil || !sqliteConflict(err) {
+		t.Errorf("a write while another holds the lock: %v, want a conflict (SQLITE_BUSY)", err)
+	}
+	s := &sqliteStore{}
+	_, err = impatient.Exec("SELECT * FROM leasegen_tasks")
+	if s.errorKind(err) != errNoTable || sqliteConflict(err) {
+		t.Errorf("a read of a missing leasegen table: %v, want errNoTable", err)
+	}
+}

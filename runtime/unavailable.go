@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"syscall"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // ErrUnavailable reports that the database could not be reached or dropped
@@ -32,15 +29,25 @@ var ErrOutcomeUnknown = errors.New("leasegen: outcome unknown: the database may 
 // a missing table fail with it.
 var ErrNoSchema = errors.New("leasegen: the database lacks leasegen's schema: run Engine.Migrate (or leasectl migrate up)")
 
+// errorKind is what a driver's error means to the runtime, as each
+// engine's store reads it from the driver's own error type.
+type errorKind int
+
+const (
+	errOther    errorKind = iota
+	errNoTable            // a leasegen table does not exist
+	errConnLost           // the driver lost the connection mid-statement
+)
+
 // classify marks connection failures with ErrUnavailable and missing tables
 // with ErrNoSchema.
-func classify(err error) error {
+func (e *Engine) classify(err error) error {
 	switch {
 	case err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNoSchema):
 		return err
-	case unavailable(err):
+	case unavailable(err, e.store.errorKind(err)):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	case missingSchema(err):
+	case e.store.errorKind(err) == errNoTable:
 		return fmt.Errorf("%w: %w", ErrNoSchema, err)
 	}
 	return err
@@ -48,17 +55,17 @@ func classify(err error) error {
 
 // classifyWrite is classify for a call that writes: a connection lost or a
 // context ended after its statement was sent leaves the outcome unknown.
-func classifyWrite(err error) error {
-	if err != nil && outcomeUnknown(err) {
+func (e *Engine) classifyWrite(err error) error {
+	if err != nil && outcomeUnknown(err, e.store.errorKind(err)) {
 		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 	}
-	return classify(err)
+	return e.classify(err)
 }
 
 // outcomeUnknown reports an error that may have come after a statement
 // reached the database. database/sql returns driver.ErrBadConn, and a
 // failed dial, only when nothing was sent.
-func outcomeUnknown(err error) bool {
+func outcomeUnknown(err error, kind errorKind) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
@@ -66,31 +73,20 @@ func outcomeUnknown(err error) bool {
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &opErr) && opErr.Op == "dial") {
 		return false
 	}
-	return errors.As(err, &opErr) ||
-		errors.Is(err, mysql.ErrInvalidConn) ||
+	return errors.As(err, &opErr) || kind == errConnLost ||
 		errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET)
 }
 
-// missingSchema reports a statement on a table that does not exist.
-func missingSchema(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number == mysqlErrNoSuchTable
-	}
-	return strings.Contains(err.Error(), "no such table: leasegen_")
-}
-
 // unavailable reports errors that mean "no database right now" rather than
 // "this request is wrong". A caller's cancelled context is neither.
-func unavailable(err error) bool {
+func unavailable(err error, kind errorKind) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var opErr *net.OpError
-	return errors.As(err, &opErr) ||
+	return errors.As(err, &opErr) || kind == errConnLost ||
 		errors.Is(err, driver.ErrBadConn) ||
-		errors.Is(err, mysql.ErrInvalidConn) ||
 		errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET)

@@ -127,18 +127,18 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	if err := w.engine.store.check(ctx); err != nil {
-		return classify(err)
+		return w.engine.classify(err)
 	}
 	if err := w.engine.requireSchema(ctx); err != nil {
 		return err
 	}
 	req := w.claimTemplate()
 	if err := w.engine.store.ensureLimits(ctx, limitScopes(req)); err != nil {
-		return classify(err)
+		return w.engine.classify(err)
 	}
 	w.reg = w.registration(req)
 	if err := w.engine.store.registerWorker(ctx, w.reg); err != nil {
-		return classify(err)
+		return w.engine.classify(err)
 	}
 	localWorkers.Store(localWorker{w.engine.db, w.reg.ID}, true)
 	w.started = true

@@ -38,7 +38,7 @@ type WorkerInfo struct {
 // Workers lists the live workers, by id.
 func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	workers, err := c.engine.store.liveWorkers(ctx)
-	return workers, classify(err)
+	return workers, c.engine.classify(err)
 }
 
 // workerRegistration is the row a worker keeps while it runs.
