@@ -19,15 +19,30 @@ type sqlDialect struct {
 	// in the queue without using an attempt (CANCELLED when its
 	// cancellation was requested), as TaskRelease does with no delay.
 	requeue string
+	// param is the placeholder of the nth argument (from 1): "?" for
+	// MySQL and SQLite.
+	param func(n int) string
 }
 
-var (
-	mysqlDialect = sqlDialect{now: "NOW(3)", requeue: "due_at = IF(status = 'CANCEL_REQUESTED', NOW(3), available_at), " +
-		"due_priority = IF(status = 'CANCEL_REQUESTED', 0, priority), " +
-		"status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'), free_attempts = free_attempts + 1, updated_at = NOW(3)"}
-	sqliteDialect = sqlDialect{now: sqliteNow, unindexed: "+", requeue: "due_at = IIF(status = 'CANCEL_REQUESTED', " + sqliteNow + ", available_at), " +
-		"status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'), free_attempts = free_attempts + 1, updated_at = " + sqliteNow}
-)
+// questionMark is the placeholder of MySQL and SQLite.
+func questionMark(int) string { return "?" }
+
+// statement builds a statement's text and arguments together.
+type statement struct {
+	strings.Builder
+	args  []any
+	param func(n int) string
+}
+
+func newStatement(d sqlDialect, capacity int) *statement {
+	return &statement{args: make([]any, 0, capacity), param: d.param}
+}
+
+// bind writes the placeholder of v and records v.
+func (s *statement) bind(v any) {
+	s.args = append(s.args, v)
+	s.WriteString(s.param(len(s.args)))
+}
 
 // releaseUnstartedSQL builds the statement that hands back tasks a claim
 // took but whose handlers never started, fenced on owner and each task's
@@ -36,11 +51,12 @@ var (
 // claim needs QUEUED, recovery changes the status).
 func releaseUnstartedSQL(owner string, refs []leaseRef, d sqlDialect) (string, []any) {
 	u := d.unindexed
-	var b strings.Builder
-	b.WriteString("UPDATE leasegen_tasks SET " + d.requeue + " WHERE " + u + "lease_owner = ? AND " + u +
-		"status IN ('RUNNING', 'CANCEL_REQUESTED') AND ")
-	args := writeAttemptFence(&b, []any{owner}, refs)
-	return b.String(), args
+	b := newStatement(d, len(refs)+2)
+	b.WriteString("UPDATE leasegen_tasks SET " + d.requeue + " WHERE " + u + "lease_owner = ")
+	b.bind(owner)
+	b.WriteString(" AND " + u + "status IN ('RUNNING', 'CANCEL_REQUESTED') AND ")
+	writeAttemptFence(b, refs)
+	return b.String(), b.args
 }
 
 // completeManySQL builds the grouped, fenced completion shared by both
@@ -48,54 +64,54 @@ func releaseUnstartedSQL(owner string, refs []leaseRef, d sqlDialect) (string, [
 // attempt, and gets its own result.
 func completeManySQL(owner string, reqs []completionRequest, d sqlDialect) (string, []any) {
 	now, u := d.now, d.unindexed
-	var b strings.Builder
-	args := make([]any, 0, 5*len(reqs)+1)
+	b := newStatement(d, 3*len(reqs)+2)
 	b.WriteString("UPDATE leasegen_tasks SET status = 'SUCCESS', result = ")
 	if anyResult(reqs) {
 		b.WriteString("CASE id")
 		for _, r := range reqs {
-			b.WriteString(" WHEN ? THEN ?")
-			args = append(args, int64(r.Ref.ID), nullString(r.Result))
+			b.WriteString(" WHEN ")
+			b.bind(int64(r.Ref.ID))
+			b.WriteString(" THEN ")
+			b.bind(nullString(r.Result))
 		}
 		b.WriteString(" END")
 	} else {
 		b.WriteString("NULL")
 	}
 	// A finished task is due when it finished.
-	b.WriteString(", due_at = " + now + ", updated_at = " + now + " WHERE " + u + "lease_owner = ? AND " + u +
-		"status IN ('RUNNING', 'CANCEL_REQUESTED') AND " + u + "due_at > " + now + " AND ")
-	args = append(args, owner)
+	b.WriteString(", due_at = " + now + ", updated_at = " + now + " WHERE " + u + "lease_owner = ")
+	b.bind(owner)
+	b.WriteString(" AND " + u + "status IN ('RUNNING', 'CANCEL_REQUESTED') AND " + u + "due_at > " + now + " AND ")
 	refs := make([]leaseRef, len(reqs))
 	for i, r := range reqs {
 		refs[i] = r.Ref
 	}
-	args = writeAttemptFence(&b, args, refs)
-	return b.String(), args
+	writeAttemptFence(b, refs)
+	return b.String(), b.args
 }
 
 // writeAttemptFence writes the condition that each row of refs is at its
 // own attempt: grouped by attempt (a batch has few distinct ones), so the
 // database tests each row against one short list instead of a CASE over
-// the whole batch. It returns args with the condition's arguments.
-func writeAttemptFence(b *strings.Builder, args []any, refs []leaseRef) []any {
+// the whole batch.
+func writeAttemptFence(b *statement, refs []leaseRef) {
 	b.WriteByte('(')
 	for g, group := range byAttempt(refs) {
 		if g > 0 {
 			b.WriteString(" OR ")
 		}
-		b.WriteString("(attempt = ? AND id IN (")
-		args = append(args, group[0].Attempt)
+		b.WriteString("(attempt = ")
+		b.bind(group[0].Attempt)
+		b.WriteString(" AND id IN (")
 		for i, r := range group {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteByte('?')
-			args = append(args, int64(r.ID))
+			b.bind(int64(r.ID))
 		}
 		b.WriteString("))")
 	}
 	b.WriteByte(')')
-	return args
 }
 
 // byAttempt groups refs by attempt, in order of first appearance.

@@ -188,6 +188,11 @@ func statusStrings(statuses []Status) []string {
 
 func micros(d time.Duration) int64 { return d.Microseconds() }
 
+// mysqlDialect is how MySQL writes the grouped statements.
+var mysqlDialect = sqlDialect{now: "NOW(3)", param: questionMark, requeue: "due_at = IF(status = 'CANCEL_REQUESTED', NOW(3), available_at), " +
+	"due_priority = IF(status = 'CANCEL_REQUESTED', 0, priority), " +
+	"status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'), free_attempts = free_attempts + 1, updated_at = NOW(3)"}
+
 // MySQL error numbers the store treats specially.
 const (
 	mysqlErrDBAccessDenied    = 1044

@@ -222,6 +222,11 @@ func taskInfoFromSQLite(r sqlitedb.LeasegenTask) TaskInfo {
 	}
 }
 
+// sqliteDialect is how SQLite writes the grouped statements.
+var sqliteDialect = sqlDialect{now: sqliteNow, unindexed: "+", param: questionMark,
+	requeue: "due_at = IIF(status = 'CANCEL_REQUESTED', " + sqliteNow + ", available_at), " +
+		"status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'), free_attempts = free_attempts + 1, updated_at = " + sqliteNow}
+
 // sqliteNow is the database's clock in milliseconds, as queries/sqlite
 // writes it: a scalar subquery, read once per statement.
 const sqliteNow = "(SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))"

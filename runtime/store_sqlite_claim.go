@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
@@ -107,13 +106,14 @@ func (s *sqliteStore) take(ctx context.Context, owner string, lease time.Duratio
 // keeps SQLite on the primary key: a plain status term would send it down
 // the whole queue index.
 func claimTakeSQL(owner string, lease time.Duration, refs []leaseRef) (string, []any) {
-	var b strings.Builder
-	args := make([]any, 0, len(refs)+4)
-	b.WriteString("UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = ?, due_at = " + sqliteNow +
-		" + ?, started_at = " + sqliteNow + ", updated_at = " + sqliteNow + " WHERE +status = 'QUEUED' AND +due_at <= " + sqliteNow + " AND ")
-	args = append(args, owner, millis(lease))
-	args = writeAttemptFence(&b, args, refs)
-	return b.String(), args
+	b := newStatement(sqliteDialect, len(refs)+4)
+	b.WriteString("UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = ")
+	b.bind(owner)
+	b.WriteString(", due_at = " + sqliteNow + " + ")
+	b.bind(millis(lease))
+	b.WriteString(", started_at = " + sqliteNow + ", updated_at = " + sqliteNow + " WHERE +status = 'QUEUED' AND +due_at <= " + sqliteNow + " AND ")
+	writeAttemptFence(b, refs)
+	return b.String(), b.args
 }
 
 // claimLimited plans and marks a claim under concurrency limits in one
