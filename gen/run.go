@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // DefaultOutput is the generated file's name in each package.
@@ -117,7 +118,7 @@ func Run(cfg Config) error {
 	}
 	stale := false
 	for _, f := range files {
-		changed, err := sync(f.Path, f.Content, cfg)
+		changed, err := syncFile(f.Path, f.Content, cfg)
 		if err != nil {
 			return err
 		}
@@ -129,10 +130,10 @@ func Run(cfg Config) error {
 	return nil
 }
 
-// sync writes want to path unless the file already holds it; in check mode
+// syncFile writes want to path unless the file already holds it; in check mode
 // it prints a diff instead. It reports whether the file was (or would be)
 // changed.
-func sync(path string, want []byte, cfg Config) (bool, error) {
+func syncFile(path string, want []byte, cfg Config) (bool, error) {
 	have, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, err
@@ -159,10 +160,13 @@ func lines(b []byte) []string {
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
+// workingDir is read once: every position of a run is made relative to it.
+var workingDir = sync.OnceValues(os.Getwd)
+
 // relativePath is path relative to the working directory, when it is an
 // absolute path below or beside it.
 func relativePath(path string) string {
-	wd, err := os.Getwd()
+	wd, err := workingDir()
 	if err != nil || !filepath.IsAbs(path) {
 		return path
 	}

@@ -190,7 +190,7 @@ func (e *execution) fail(ctx context.Context, err, cause error) string {
 	f := failure{Retry: retry, Message: msg}
 	counter, outcome := &w.stats.failed, OutcomeFailed
 	if retry {
-		f.Backoff = e.h.cfg.backoff(e.ref.Attempt - e.freeAttempts)
+		f.Backoff = e.h.cfg.backoff(e.attemptsUsed())
 		counter, outcome = &w.stats.retried, OutcomeRetry
 	}
 	ok, werr := w.engine.store.fail(ctx, w.cfg.WorkerID, e.ref, f)
@@ -199,11 +199,15 @@ func (e *execution) fail(ctx context.Context, err, cause error) string {
 	return outcome
 }
 
+// attemptsUsed counts this execution's task's attempts against MaxAttempts:
+// its claims less those handed back without using one.
+func (e *execution) attemptsUsed() int { return e.ref.Attempt - e.freeAttempts }
+
 // logFailure logs a failed attempt once: WARN when the task runs again,
 // ERROR when it failed for good or its handler panicked (the message then
 // holds the stack).
 func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
-	attrs := e.logAttrs("attempts_used", e.ref.Attempt-e.freeAttempts, "max_attempts", e.task.MaxAttempts, "err", msg)
+	attrs := e.logAttrs("attempts_used", e.attemptsUsed(), "max_attempts", e.task.MaxAttempts, "err", msg)
 	log := e.w.cfg.Logger
 	switch {
 	case errors.Is(context.Cause(e.ctx), ErrCancelRequested):

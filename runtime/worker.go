@@ -168,10 +168,10 @@ func (w *Worker) fitHeartbeat() error {
 	for _, t := range slices.Sorted(maps.Keys(w.handlers)) {
 		lease := w.handlers[t].cfg.lease
 		switch {
-		case lease == 0 || w.cfg.HeartbeatInterval < lease/2 && !w.heartbeatDerived:
+		case lease == 0: // the type uses LeaseTimeout, which Config already checked
 		case w.heartbeatDerived:
 			w.cfg.HeartbeatInterval = min(w.cfg.HeartbeatInterval, lease/6)
-		default:
+		case w.cfg.HeartbeatInterval >= lease/2:
 			return configError("HeartbeatInterval", fmt.Sprintf("must be < half of task type %q's lease (%s): set it to at most %s, or leave it 0 to derive it from the shortest lease",
 				t, lease/2, (lease/4).Round(time.Millisecond)), w.cfg.HeartbeatInterval)
 		}
@@ -243,8 +243,8 @@ func (w *Worker) unregister() {
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.HeartbeatInterval)
 	defer cancel()
 	localWorkers.Delete(localWorker{w.engine.db, w.reg.ID})
-	if err := w.engine.store.unregisterWorker(ctx, w.cfg.WorkerID); err != nil {
-		w.cfg.Logger.Warn("leasegen: deleting the worker's row failed; it expires on its own", "worker", w.cfg.WorkerID,
+	if err := w.engine.store.unregisterWorker(ctx, w.reg.ID); err != nil {
+		w.cfg.Logger.Warn("leasegen: deleting the worker's row failed; it expires on its own", "worker", w.reg.ID,
 			"alive_for", w.reg.TTL, "err", err)
 	}
 }

@@ -96,23 +96,20 @@ func checkWorkerConflicts(db *sql.DB, r workerRegistration, live []WorkerInfo) e
 				ErrWorkerIDInUse, r.ID, o.Host, o.PID, o.StartedAt.Format(time.RFC3339), o.AliveUntil.Format(time.RFC3339))
 		}
 		if o.GlobalLimit != r.GlobalLimit {
-			return limitMismatch("GlobalLimit", r.GlobalLimit, o)
+			return limitMismatch("GlobalLimit", r.GlobalLimit, o.GlobalLimit, o)
 		}
 		for _, t := range slices.Sorted(maps.Keys(r.TaskLimits)) {
 			if theirs, both := o.TaskLimits[t]; both && theirs != r.TaskLimits[t] {
-				return limitMismatch(fmt.Sprintf("task type %q's concurrency", t), r.TaskLimits[t], o, t)
+				return limitMismatch(fmt.Sprintf("task type %q's concurrency", t), r.TaskLimits[t], theirs, o)
 			}
 		}
 	}
 	return nil
 }
 
-// limitMismatch explains a limit that differs from live worker o's.
-func limitMismatch(what string, mine int, o WorkerInfo, taskType ...string) error {
-	theirs := o.GlobalLimit
-	if len(taskType) > 0 {
-		theirs = o.TaskLimits[taskType[0]]
-	}
+// limitMismatch explains a limit that is mine here and theirs on live
+// worker o.
+func limitMismatch(what string, mine, theirs int, o WorkerInfo) error {
 	return fmt.Errorf("%w: %s is %s here but %s on live worker %q (%s, pid %d): set the same value on every worker; to change it, stop the workers with the old value first",
 		ErrLimitMismatch, what, limitText(mine), limitText(theirs), o.ID, o.Host, o.PID)
 }
