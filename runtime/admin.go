@@ -25,7 +25,7 @@ func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	if f.Limit < 0 || f.OlderThan < 0 {
 		return nil, fmt.Errorf("%w: list limit and age must not be negative", ErrInvalidTask)
 	}
-	infos, err := c.engine.store.list(ctx, f)
+	infos, err := c.engine.store.List(ctx, f)
 	return infos, c.engine.classify(err)
 }
 
@@ -33,11 +33,11 @@ func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 // It returns ErrTaskNotFound for an unknown id and ErrTaskNotRetryable for a
 // task in another status.
 func (c *Client) Retry(ctx context.Context, id TaskID) error {
-	changed, err := c.engine.store.retryTask(ctx, id)
+	changed, err := c.engine.store.RetryTask(ctx, id)
 	if err != nil || changed {
 		return c.engine.classify(err)
 	}
-	info, err := c.engine.store.get(ctx, id)
+	info, err := c.engine.store.Get(ctx, id)
 	if err != nil {
 		return c.engine.classify(err)
 	}
@@ -53,7 +53,7 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 	}
 	total := 0
 	for {
-		n, err := c.engine.store.purgeBatch(ctx, olderThan, batch)
+		n, err := c.engine.store.PurgeBatch(ctx, olderThan, batch)
 		total += n
 		if err != nil || n < batch {
 			return total, c.engine.classify(err)
@@ -64,7 +64,7 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 // Stats counts the tasks by type and status, with each type's oldest queued
 // task and the running tasks of each worker.
 func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
-	s, err := c.engine.store.stats(ctx)
+	s, err := c.engine.store.Stats(ctx)
 	return s, c.engine.classify(err)
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/internal/dbtest"
 )
 
@@ -36,9 +38,9 @@ func queueBench(b *testing.B, client *Client, n int) {
 }
 
 // claimBench claims up to n tasks for owner "bench".
-func claimBench(b *testing.B, bundle *testBundle, n int, lease time.Duration) []claimedTask {
+func claimBench(b *testing.B, bundle *testBundle, n int, lease time.Duration) []driver.ClaimedTask {
 	b.Helper()
-	got, err := bundle.engine.store.claim(context.Background(), claimRequest{Owner: "bench", Lease: lease, Types: []string{"bench"}, Max: n})
+	got, err := bundle.engine.store.Claim(context.Background(), driver.ClaimRequest{Owner: "bench", Lease: lease, Types: []string{"bench"}, Max: n})
 	if err != nil || len(got) != n {
 		b.Fatalf("claimed %d of %d: %v", len(got), n, err)
 	}
@@ -69,7 +71,7 @@ func BenchmarkRenew(b *testing.B) {
 		queueBench(b, bundle.client, benchBatch)
 		refs := refsOf(claimBench(b, bundle, benchBatch, time.Minute))
 		for b.Loop() {
-			states, err := bundle.engine.store.renew(context.Background(), "bench", time.Minute, refs)
+			states, err := bundle.engine.store.Renew(context.Background(), "bench", time.Minute, refs)
 			if err != nil || !states[len(states)-1].Held {
 				b.Fatalf("renew: %v", err)
 			}
@@ -86,12 +88,12 @@ func BenchmarkCompleteMany(b *testing.B) {
 			b.StopTimer()
 			queueBench(b, bundle.client, benchBatch)
 			refs := refsOf(claimBench(b, bundle, benchBatch, time.Hour))
-			reqs := make([]completionRequest, len(refs))
+			reqs := make([]driver.CompletionRequest, len(refs))
 			for i, ref := range refs {
-				reqs[i] = completionRequest{Ref: ref}
+				reqs[i] = driver.CompletionRequest{Ref: ref}
 			}
 			b.StartTimer()
-			oks, err := bundle.engine.store.completeMany(context.Background(), "bench", reqs)
+			oks, err := bundle.engine.store.CompleteMany(context.Background(), "bench", reqs)
 			if err != nil || !oks[len(oks)-1] {
 				b.Fatalf("complete many: %v", err)
 			}
@@ -115,7 +117,7 @@ func BenchmarkComplete(b *testing.B) {
 				refs, i = refsOf(claimBench(b, bundle, tasks, time.Hour)), 0
 				b.StartTimer()
 			}
-			ok, err := bundle.engine.store.complete(context.Background(), bundle.engine.db, "bench", refs[i], "")
+			ok, err := bundle.engine.store.Complete(context.Background(), bundle.engine.db, "bench", refs[i], "")
 			if err != nil || !ok {
 				b.Fatalf("complete: %v %v", ok, err)
 			}
@@ -124,10 +126,10 @@ func BenchmarkComplete(b *testing.B) {
 	})
 }
 
-func refsOf(claimed []claimedTask) []leaseRef {
-	refs := make([]leaseRef, len(claimed))
+func refsOf(claimed []driver.ClaimedTask) []driver.LeaseRef {
+	refs := make([]driver.LeaseRef, len(claimed))
 	for i, c := range claimed {
-		refs[i] = leaseRef{ID: c.ID, Attempt: c.Attempt}
+		refs[i] = driver.LeaseRef{ID: c.ID, Attempt: c.Attempt}
 	}
 	return refs
 }

@@ -5,20 +5,22 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // candidate is a queued task a claim may take, as its row reads before the
 // claim (Attempt is the row's, StartedAt is zero), with the database's time
 // when the claim read it.
 type candidate struct {
-	claimedTask
+	driver.ClaimedTask
 	ClaimedAt time.Time
 }
 
 // claimed is the candidate as the claim's UPDATE leaves it: the same
 // changes, applied here instead of read back.
-func (c candidate) claimed() claimedTask {
-	t := c.claimedTask
+func (c candidate) claimed() driver.ClaimedTask {
+	t := c.ClaimedTask
 	t.Attempt++
 	t.StartedAt = c.ClaimedAt
 	return t
@@ -44,7 +46,7 @@ type claimSource interface {
 // claim commits; each limited type then gets its own query bounded by its
 // free slots, the unlimited types share one, and the merged candidates are
 // cut to the claim's order and the global limit's free slots.
-func planClaim(ctx context.Context, src claimSource, req claimRequest) ([]candidate, error) {
+func planClaim(ctx context.Context, src claimSource, req driver.ClaimRequest) ([]candidate, error) {
 	scopes := limitScopes(req)
 	if len(scopes) == 0 {
 		return src.candidates(ctx, req.Types, req.Max)
@@ -106,7 +108,7 @@ func claimOrder(a, b candidate) int {
 }
 
 // limitScopes lists, in lock order, the limit scopes a claim must lock.
-func limitScopes(req claimRequest) []string {
+func limitScopes(req driver.ClaimRequest) []string {
 	var scopes []string
 	if req.GlobalLimit > 0 {
 		scopes = append(scopes, globalScope)
@@ -126,11 +128,11 @@ const globalScope = "*"
 // leaseGroups splits the candidates' ids by the lease of their type (one
 // group unless task types set their own lease) and returns the tasks as the
 // claim leaves them, in claim order.
-func leaseGroups(req claimRequest, picked []candidate) (claimed []claimedTask, groups map[time.Duration][]int64) {
-	claimed = make([]claimedTask, len(picked))
+func leaseGroups(req driver.ClaimRequest, picked []candidate) (claimed []driver.ClaimedTask, groups map[time.Duration][]int64) {
+	claimed = make([]driver.ClaimedTask, len(picked))
 	groups = map[time.Duration][]int64{}
 	for i, c := range picked {
-		lease := req.leaseFor(c.Type)
+		lease := req.LeaseFor(c.Type)
 		groups[lease] = append(groups[lease], int64(c.ID))
 		claimed[i] = c.claimed()
 	}

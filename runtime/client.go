@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // Limits on what a task row can hold; enqueue rejects anything longer.
@@ -105,11 +107,11 @@ func (c *Client) EnqueueManyTx(ctx context.Context, tx *sql.Tx, reqs []Request) 
 	return c.enqueue(ctx, tx, reqs)
 }
 
-func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID, error) {
+func (c *Client) enqueue(ctx context.Context, q driver.DBTX, reqs []Request) ([]TaskID, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	tasks := make([]newTask, len(reqs))
+	tasks := make([]driver.NewTask, len(reqs))
 	for i, r := range reqs {
 		t, err := c.newTask(r)
 		if err != nil {
@@ -120,10 +122,10 @@ func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID,
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent
 	}
-	if err := c.engine.store.check(ctx); err != nil {
+	if err := c.engine.store.Check(ctx); err != nil {
 		return nil, c.engine.classify(err)
 	}
-	if limit := c.engine.store.payloadLimit(); limit > 0 {
+	if limit := c.engine.store.PayloadLimit(); limit > 0 {
 		for _, t := range tasks {
 			if len(t.Payload) > limit {
 				return nil, fmt.Errorf("%w: %s payload is %d bytes; the server takes at most %d in a row (half its max_allowed_packet less 64 KiB: escaping can double a payload)",
@@ -131,7 +133,7 @@ func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID,
 			}
 		}
 	}
-	ids, err := c.engine.store.insert(ctx, q, tasks)
+	ids, err := c.engine.store.Insert(ctx, q, tasks)
 	if err != nil {
 		return nil, c.engine.classifyWrite(err)
 	}
@@ -147,35 +149,35 @@ func (c *Client) enqueue(ctx context.Context, q dbtx, reqs []Request) ([]TaskID,
 }
 
 // newTask applies r's options and checks every bound of the task row.
-func (c *Client) newTask(r Request) (newTask, error) {
+func (c *Client) newTask(r Request) (driver.NewTask, error) {
 	o := enqueueOptions{maxAttempts: c.cfg.DefaultMaxAttempts}
 	for _, opt := range r.Options {
 		opt(&o)
 	}
 	switch {
 	case r.Type == "":
-		return newTask{}, fmt.Errorf("%w: empty task type", ErrInvalidTask)
+		return driver.NewTask{}, fmt.Errorf("%w: empty task type", ErrInvalidTask)
 	case len(r.Type) > maxTaskTypeLen:
-		return newTask{}, fmt.Errorf("%w: task type %.40q... is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(r.Type), maxTaskTypeLen)
+		return driver.NewTask{}, fmt.Errorf("%w: task type %.40q... is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(r.Type), maxTaskTypeLen)
 	case len(r.Payload) > c.cfg.MaxPayloadBytes:
-		return newTask{}, fmt.Errorf("%w: %s payload is %d bytes, the limit is %d (ClientConfig.MaxPayloadBytes)", ErrPayloadTooLarge, r.Type, len(r.Payload), c.cfg.MaxPayloadBytes)
+		return driver.NewTask{}, fmt.Errorf("%w: %s payload is %d bytes, the limit is %d (ClientConfig.MaxPayloadBytes)", ErrPayloadTooLarge, r.Type, len(r.Payload), c.cfg.MaxPayloadBytes)
 	case len(o.ownerID) > maxOwnerIDLen:
-		return newTask{}, fmt.Errorf("%w: %s owner id is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.ownerID), maxOwnerIDLen)
+		return driver.NewTask{}, fmt.Errorf("%w: %s owner id is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.ownerID), maxOwnerIDLen)
 	case len(o.key) > maxKeyLen:
-		return newTask{}, fmt.Errorf("%w: %s idempotency key is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.key), maxKeyLen)
+		return driver.NewTask{}, fmt.Errorf("%w: %s idempotency key is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.key), maxKeyLen)
 	case o.maxAttempts < 1 || o.maxAttempts > math.MaxInt32:
-		return newTask{}, fmt.Errorf("%w: %s max attempts must be in 1..%d, got %d", ErrInvalidTask, r.Type, math.MaxInt32, o.maxAttempts)
+		return driver.NewTask{}, fmt.Errorf("%w: %s max attempts must be in 1..%d, got %d", ErrInvalidTask, r.Type, math.MaxInt32, o.maxAttempts)
 	case o.delay < 0 || o.delay > maxDelay:
-		return newTask{}, fmt.Errorf("%w: %s delay must be in 0..%s, got %s", ErrInvalidTask, r.Type, maxDelay, o.delay)
+		return driver.NewTask{}, fmt.Errorf("%w: %s delay must be in 0..%s, got %s", ErrInvalidTask, r.Type, maxDelay, o.delay)
 	}
 	if err := checkRow(r.Type, o); err != nil {
-		return newTask{}, err
+		return driver.NewTask{}, err
 	}
 	payload := r.Payload
 	if payload == nil {
 		payload = []byte{}
 	}
-	return newTask{
+	return driver.NewTask{
 		Type:        r.Type,
 		Payload:     payload,
 		Priority:    o.priority,
@@ -189,7 +191,7 @@ func (c *Client) newTask(r Request) (newTask, error) {
 
 // Get returns the task with id, or ErrTaskNotFound.
 func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
-	info, err := c.engine.store.get(ctx, id)
+	info, err := c.engine.store.Get(ctx, id)
 	return info, c.engine.classify(err)
 }
 
@@ -202,7 +204,7 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 	if limit <= 0 {
 		return nil, fmt.Errorf("%w: list limit must be > 0, got %d", ErrInvalidTask, limit)
 	}
-	infos, err := c.engine.store.listByOwner(ctx, owner, statuses, limit)
+	infos, err := c.engine.store.ListByOwner(ctx, owner, statuses, limit)
 	return infos, c.engine.classify(err)
 }
 
@@ -212,11 +214,11 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 // ErrTaskFinished for a task that already ended and ErrTaskNotFound for an
 // unknown id.
 func (c *Client) Cancel(ctx context.Context, id TaskID) error {
-	changed, err := c.engine.store.requestCancel(ctx, id)
+	changed, err := c.engine.store.RequestCancel(ctx, id)
 	if err != nil || changed {
 		return c.engine.classify(err)
 	}
-	info, err := c.engine.store.get(ctx, id)
+	info, err := c.engine.store.Get(ctx, id)
 	if err != nil {
 		return c.engine.classify(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/internal/dbtest"
 )
 
@@ -24,7 +26,7 @@ func TestWorkerClockSkewDoesNotMatter(t *testing.T) {
 		cfg := testConfig()
 		// A lease abandoned by a dead worker: claimed, never renewed.
 		abandoned := b.enqueue(t, "long", WithPriority(-1))
-		claimed, err := b.engine.store.claim(bg, claimRequest{Owner: "dead", Lease: cfg.LeaseTimeout, Types: []string{"long"}, Max: 1})
+		claimed, err := b.engine.store.Claim(bg, driver.ClaimRequest{Owner: "dead", Lease: cfg.LeaseTimeout, Types: []string{"long"}, Max: 1})
 		dbtest.Must(t, "claim", err)
 		if len(claimed) != 1 || claimed[0].ID != abandoned {
 			t.Fatalf("the dead worker claimed %v, want the abandoned task %d", ids(claimed), abandoned)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // maxCompletionBatch bounds one grouped completion statement: what a
@@ -128,13 +130,13 @@ func (w *Worker) lingerForCompletions() {
 }
 
 func (w *Worker) completeBatch(batch []*execution) {
-	reqs := make([]completionRequest, len(batch))
+	reqs := make([]driver.CompletionRequest, len(batch))
 	for i, e := range batch {
-		reqs[i] = completionRequest{Ref: e.ref, Result: e.resultValue()}
+		reqs[i] = driver.CompletionRequest{Ref: e.ref, Result: e.resultValue()}
 	}
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
-	oks, err := w.engine.store.completeMany(ctx, w.cfg.WorkerID, reqs)
+	oks, err := w.engine.store.CompleteMany(ctx, w.cfg.WorkerID, reqs)
 	for i, e := range batch {
 		e.end(e.record(err == nil && oks[i], err, &w.stats.completed, "complete", OutcomeSuccess))
 	}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/runtime/migrations"
 )
 
@@ -20,7 +22,7 @@ import (
 // same Engine enqueues a task it handles.
 type Engine struct {
 	db    *sql.DB
-	store store
+	store driver.Driver
 	// migrations holds this engine's NNNN_name.sql files under dir.
 	migrations fs.FS
 	dir        string
@@ -76,10 +78,10 @@ func (e *Engine) DB() *sql.DB { return e.db }
 // Migrate creates or updates leasegen's tables. It is idempotent and safe to
 // call from many processes at once.
 func (e *Engine) Migrate(ctx context.Context) error {
-	if err := e.store.check(ctx); err != nil {
+	if err := e.store.Check(ctx); err != nil {
 		return e.classify(err)
 	}
-	return e.classify(e.store.migrate(ctx))
+	return e.classify(e.store.Migrate(ctx))
 }
 
 // MigrationState is one schema version and whether it is applied.
@@ -95,8 +97,8 @@ func (e *Engine) MigrationStatus(ctx context.Context) ([]MigrationState, error) 
 	if err != nil {
 		return nil, err
 	}
-	applied, err := e.store.migrationStatus(ctx)
-	if err != nil && e.store.errorKind(err) != errNoTable {
+	applied, err := e.store.MigrationStatus(ctx)
+	if err != nil && e.store.ErrorKind(err) != driver.KindNoTable {
 		return nil, e.classify(err)
 	}
 	states := make([]MigrationState, len(steps))

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
 // Sentinel errors. Wrapped errors keep them visible to errors.Is.
 var (
-	// ErrTaskNotFound reports an id that names no task.
-	ErrTaskNotFound = errors.New("leasegen: task not found")
+	// ErrTaskNotFound is leasetype.ErrTaskNotFound.
+	ErrTaskNotFound = leasetype.ErrTaskNotFound
 	// ErrTaskFinished reports an operation on a task that already reached a
 	// terminal state.
 	ErrTaskFinished = errors.New("leasegen: task already finished")
@@ -29,9 +31,8 @@ var (
 	// ErrWorkerStopped reports a Start after Stop: a Worker runs once; make
 	// a new one with NewWorker.
 	ErrWorkerStopped = errors.New("leasegen: worker stopped: a Worker runs once, create a new one with NewWorker")
-	// ErrWorkerIDInUse reports a Worker.Start whose WorkerID a live worker
-	// holds: two workers with one id would complete each other's tasks.
-	ErrWorkerIDInUse = errors.New("leasegen: worker id in use")
+	// ErrWorkerIDInUse is leasetype.ErrWorkerIDInUse.
+	ErrWorkerIDInUse = leasetype.ErrWorkerIDInUse
 	// ErrLimitMismatch reports a Worker.Start whose GlobalLimit or per-type
 	// concurrency differs from a live worker's: the limits are exact only
 	// when every worker counts to the same number.

@@ -10,13 +10,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // execution is one claimed task running its handler under a lease.
 type execution struct {
 	w            *Worker
 	h            *handler
-	ref          leaseRef
+	ref          driver.LeaseRef
 	lease        time.Duration
 	task         Task
 	freeAttempts int
@@ -46,10 +48,10 @@ type execution struct {
 // the slots they take show at once, and runs their handlers. claimStart is
 // when the claim statement was sent: a lease cannot end before
 // claimStart + lease on the database's clock.
-func (w *Worker) startExecutions(claimed []claimedTask, claimStart time.Time, req claimRequest) {
+func (w *Worker) startExecutions(claimed []driver.ClaimedTask, claimStart time.Time, req driver.ClaimRequest) {
 	execs := make([]*execution, len(claimed))
 	for i, c := range claimed {
-		execs[i] = w.newExecution(c, req.leaseFor(c.Type))
+		execs[i] = w.newExecution(c, req.LeaseFor(c.Type))
 	}
 	w.mu.Lock()
 	for _, e := range execs {
@@ -68,12 +70,12 @@ func (w *Worker) startExecutions(claimed []claimedTask, claimStart time.Time, re
 }
 
 // newExecution prepares the execution of claimed task c under lease.
-func (w *Worker) newExecution(c claimedTask, lease time.Duration) *execution {
+func (w *Worker) newExecution(c driver.ClaimedTask, lease time.Duration) *execution {
 	h := w.handlers[c.Type]
 	e := &execution{
 		w:            w,
 		h:            h,
-		ref:          leaseRef{ID: c.ID, Attempt: c.Attempt},
+		ref:          driver.LeaseRef{ID: c.ID, Attempt: c.Attempt},
 		lease:        lease,
 		freeAttempts: c.FreeAttempts,
 	}
@@ -169,7 +171,7 @@ func (e *execution) finish(err error) (outcome string, ended bool) {
 	var snooze *snoozeError
 	switch {
 	case err == nil: // the completion loop has stopped
-		ok, werr := w.engine.store.complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
+		ok, werr := w.engine.store.Complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
 		return e.record(ok, werr, &w.stats.completed, "complete", OutcomeSuccess), true
 	case errors.As(err, &snooze):
 		return e.release(ctx, snooze.after), true
@@ -182,18 +184,18 @@ func (e *execution) finish(err error) (outcome string, ended bool) {
 
 func (e *execution) fail(ctx context.Context, err, cause error) string {
 	w := e.w
-	retry := !IsPermanent(err) && attemptsLeft(e.ref.Attempt, e.freeAttempts, e.task.MaxAttempts)
+	retry := !IsPermanent(err) && driver.AttemptsLeft(e.ref.Attempt, e.freeAttempts, e.task.MaxAttempts)
 	msg := err.Error()
 	if cause != nil && !errors.Is(err, cause) {
 		msg = fmt.Sprintf("%s (context: %v)", msg, cause)
 	}
-	f := failure{Retry: retry, Message: msg}
+	f := driver.Failure{Retry: retry, Message: msg}
 	counter, outcome := &w.stats.failed, OutcomeFailed
 	if retry {
 		f.Backoff = e.h.cfg.backoff(e.attemptsUsed())
 		counter, outcome = &w.stats.retried, OutcomeRetry
 	}
-	ok, werr := w.engine.store.fail(ctx, w.cfg.WorkerID, e.ref, f)
+	ok, werr := w.engine.store.Fail(ctx, w.cfg.WorkerID, e.ref, f)
 	outcome = e.record(ok, werr, counter, "fail", outcome)
 	e.logFailure(outcome, msg, f.Backoff)
 	return outcome
@@ -225,7 +227,7 @@ func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
 
 // release hands the task back without using an attempt.
 func (e *execution) release(ctx context.Context, delay time.Duration) string {
-	ok, err := e.w.engine.store.release(ctx, e.w.cfg.WorkerID, e.ref, delay)
+	ok, err := e.w.engine.store.Release(ctx, e.w.cfg.WorkerID, e.ref, delay)
 	return e.record(ok, err, &e.w.stats.released, "release", OutcomeReleased)
 }
 
@@ -274,7 +276,7 @@ func (e *execution) completedInTransaction() bool {
 }
 
 func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {
-	ok, err := e.w.engine.store.complete(ctx, tx, e.w.cfg.WorkerID, e.ref, e.resultValue())
+	ok, err := e.w.engine.store.Complete(ctx, tx, e.w.cfg.WorkerID, e.ref, e.resultValue())
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // heartbeatLoop renews all of the worker's leases every HeartbeatInterval,
@@ -37,8 +39,8 @@ func (w *Worker) heartbeat() {
 }
 
 func (w *Worker) renew(lease time.Duration, execs []*execution) {
-	refs := make([]leaseRef, len(execs))
-	byRef := make(map[leaseRef]*execution, len(execs))
+	refs := make([]driver.LeaseRef, len(execs))
+	byRef := make(map[driver.LeaseRef]*execution, len(execs))
 	for i, e := range execs {
 		refs[i] = e.ref
 		byRef[e.ref] = e
@@ -48,7 +50,7 @@ func (w *Worker) renew(lease time.Duration, execs []*execution) {
 	// half a lease leaves room before the self-fencing deadline.
 	ctx, cancel := context.WithTimeout(w.runCtx, lease/2)
 	defer cancel()
-	states, err := w.engine.store.renew(ctx, w.cfg.WorkerID, lease, refs)
+	states, err := w.engine.store.Renew(ctx, w.cfg.WorkerID, lease, refs)
 	if err != nil {
 		w.stats.heartbeatFailures.Add(1)
 		w.engine.observer.HeartbeatFailed(len(refs))

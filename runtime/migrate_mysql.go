@@ -18,11 +18,11 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS leasegen_schema_migrat
   applied_at DATETIME(3)  NOT NULL
 ) ENGINE = InnoDB`
 
-// migrate applies the missing migrations under a named lock held on one
+// Migrate applies the missing migrations under a named lock held on one
 // connection. MySQL commits DDL implicitly, so each version is recorded right
 // after its statements; every statement is idempotent, so a crash between
 // the two is repaired by the next run.
-func (s *mysqlStore) migrate(ctx context.Context) error {
+func (s *mysqlStore) Migrate(ctx context.Context) error {
 	steps, err := loadMigrations(migrations.MySQL, "mysql")
 	if err != nil {
 		return fmt.Errorf("leasegen: read migrations: %w", err)

@@ -8,9 +8,9 @@ import (
 	"github.com/leasegen/leasegen/runtime/migrations"
 )
 
-// migrate applies the missing migrations in one write transaction: SQLite's
+// Migrate applies the missing migrations in one write transaction: SQLite's
 // DDL is transactional, and the write lock serializes concurrent migrators.
-func (s *sqliteStore) migrate(ctx context.Context) error {
+func (s *sqliteStore) Migrate(ctx context.Context) error {
 	steps, err := loadMigrations(migrations.SQLite, "sqlite")
 	if err != nil {
 		return fmt.Errorf("leasegen: read migrations: %w", err)

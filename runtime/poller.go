@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // minPollWait is the wait between claims while work keeps arriving: for one
@@ -55,7 +57,7 @@ func (p *pollState) nothing() time.Duration {
 // claims again at once after a full batch, waits for a slot when all are
 // busy, and backs off while the queue is empty; a wake signal (local
 // enqueue, finished handler, recovery) cuts any wait short.
-func (w *Worker) pollLoop(req claimRequest) {
+func (w *Worker) pollLoop(req driver.ClaimRequest) {
 	defer w.pollDone.Done()
 	p := &pollState{clock: w.cfg.Clock, pollInterval: w.cfg.PollInterval, idleWait: minPollWait, lastFound: w.cfg.Clock.Now(),
 		outage: newOutage("poll", w.cfg, w.cfg.PollInterval)}
@@ -97,7 +99,7 @@ func (w *Worker) pollLoop(req claimRequest) {
 // poll. After an empty poll, one that no wake signal prompted first probes
 // for claimable work with one cheap statement, so that an idle worker costs
 // the database a single index lookup per PollInterval.
-func (w *Worker) poll(req *claimRequest, p *pollState, woken bool) (wait time.Duration, stopped bool) {
+func (w *Worker) poll(req *driver.ClaimRequest, p *pollState, woken bool) (wait time.Duration, stopped bool) {
 	free := w.freeSlots()
 	if busy := w.cfg.MaxConcurrency - free; free > 0 && free < w.cfg.MaxConcurrency/4 && busy > 0 {
 		select {
@@ -140,18 +142,18 @@ func (w *Worker) poll(req *claimRequest, p *pollState, woken bool) (wait time.Du
 func (w *Worker) probe(types []string) (bool, error) {
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
-	return w.engine.store.claimable(ctx, types)
+	return w.engine.store.Claimable(ctx, types)
 }
 
 // claimAndStart claims up to req.Max tasks and starts an execution for each.
-func (w *Worker) claimAndStart(req claimRequest) (int, error) {
+func (w *Worker) claimAndStart(req driver.ClaimRequest) (int, error) {
 	start := w.cfg.Clock.Now()
 	// A claim takes milliseconds; one stuck on a stalled database must not
 	// stall the poller for the driver's read timeout. A claim that commits
 	// after its deadline leaves tasks that recovery requeues.
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
-	claimed, err := w.engine.store.claim(ctx, req)
+	claimed, err := w.engine.store.Claim(ctx, req)
 	if err != nil {
 		return 0, err
 	}
@@ -163,16 +165,16 @@ func (w *Worker) claimAndStart(req claimRequest) (int, error) {
 // others back unstarted without using an attempt: a claim whose reply came
 // that late (a stalled database or network) must not call handlers with a
 // context that is already done. It returns how many it started.
-func (w *Worker) startClaimed(claimed []claimedTask, claimStart time.Time, req claimRequest) int {
+func (w *Worker) startClaimed(claimed []driver.ClaimedTask, claimStart time.Time, req driver.ClaimRequest) int {
 	now := w.cfg.Clock.Now()
-	var late []leaseRef
+	var late []driver.LeaseRef
 	live := claimed[:0:0]
 	for _, c := range claimed {
-		lease := req.leaseFor(c.Type)
+		lease := req.LeaseFor(c.Type)
 		if now.Before(claimStart.Add(lease - lease/10)) {
 			live = append(live, c)
 		} else {
-			late = append(late, leaseRef{ID: c.ID, Attempt: c.Attempt})
+			late = append(late, driver.LeaseRef{ID: c.ID, Attempt: c.Attempt})
 		}
 	}
 	if len(late) > 0 {
@@ -184,13 +186,13 @@ func (w *Worker) startClaimed(claimed []claimedTask, claimStart time.Time, req c
 
 // releaseLate hands back the tasks of a claim that took too long. Should
 // that fail too, their leases expire and recovery requeues them.
-func (w *Worker) releaseLate(refs []leaseRef, took time.Duration) {
+func (w *Worker) releaseLate(refs []driver.LeaseRef, took time.Duration) {
 	w.stats.lateClaims.Add(int64(len(refs)))
 	w.cfg.Logger.Warn("leasegen: a claim's reply came past its leases' self-fence point; its tasks go back unstarted",
 		"worker", w.cfg.WorkerID, "tasks", len(refs), "claim_took", took.Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
-	if _, err := w.engine.store.releaseUnstarted(ctx, w.cfg.WorkerID, refs); err != nil {
+	if _, err := w.engine.store.ReleaseUnstarted(ctx, w.cfg.WorkerID, refs); err != nil {
 		w.cfg.Logger.Error("leasegen: handing back a late claim's tasks failed; recovery will requeue them",
 			"worker", w.cfg.WorkerID, "tasks", len(refs), "err", err)
 	}

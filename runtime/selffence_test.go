@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/internal/dbtest"
 )
 
@@ -122,8 +124,8 @@ func TestLateClaimStartsNoHandler(t *testing.T) {
 		var calls atomic.Int32
 		handler := func(context.Context, *Task) error { calls.Add(1); return nil }
 		w := b.startWorker(t, cfg, map[string]HandlerFunc{"other": handler})
-		req := claimRequest{Owner: w.ID(), Lease: cfg.LeaseTimeout, Types: []string{"late"}, Max: 1}
-		claimed, err := b.engine.store.claim(bg, req)
+		req := driver.ClaimRequest{Owner: w.ID(), Lease: cfg.LeaseTimeout, Types: []string{"late"}, Max: 1}
+		claimed, err := b.engine.store.Claim(bg, req)
 		dbtest.Must(t, "claim", err)
 		if len(claimed) != 1 {
 			t.Fatalf("claimed %d tasks, want 1", len(claimed))

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // sqlDialect is what the grouped statements that both engines share write
@@ -49,7 +51,7 @@ func (s *statement) bind(v any) {
 // attempt but not on an unexpired lease: no handler ran, and while the row
 // stays RUNNING at that attempt under owner nobody else can hold it (a
 // claim needs QUEUED, recovery changes the status).
-func releaseUnstartedSQL(owner string, refs []leaseRef, d sqlDialect) (string, []any) {
+func releaseUnstartedSQL(owner string, refs []driver.LeaseRef, d sqlDialect) (string, []any) {
 	u := d.unindexed
 	b := newStatement(d, len(refs)+2)
 	b.WriteString("UPDATE leasegen_tasks SET " + d.requeue + " WHERE " + u + "lease_owner = ")
@@ -62,7 +64,7 @@ func releaseUnstartedSQL(owner string, refs []leaseRef, d sqlDialect) (string, [
 // completeManySQL builds the grouped, fenced completion shared by both
 // engines: every row must be owner's, unexpired, running, and at its own
 // attempt, and gets its own result.
-func completeManySQL(owner string, reqs []completionRequest, d sqlDialect) (string, []any) {
+func completeManySQL(owner string, reqs []driver.CompletionRequest, d sqlDialect) (string, []any) {
 	now, u := d.now, d.unindexed
 	b := newStatement(d, 3*len(reqs)+2)
 	b.WriteString("UPDATE leasegen_tasks SET status = 'SUCCESS', result = ")
@@ -82,7 +84,7 @@ func completeManySQL(owner string, reqs []completionRequest, d sqlDialect) (stri
 	b.WriteString(", due_at = " + now + ", updated_at = " + now + " WHERE " + u + "lease_owner = ")
 	b.bind(owner)
 	b.WriteString(" AND " + u + "status IN ('RUNNING', 'CANCEL_REQUESTED') AND " + u + "due_at > " + now + " AND ")
-	refs := make([]leaseRef, len(reqs))
+	refs := make([]driver.LeaseRef, len(reqs))
 	for i, r := range reqs {
 		refs[i] = r.Ref
 	}
@@ -94,7 +96,7 @@ func completeManySQL(owner string, reqs []completionRequest, d sqlDialect) (stri
 // own attempt: grouped by attempt (a batch has few distinct ones), so the
 // database tests each row against one short list instead of a CASE over
 // the whole batch.
-func writeAttemptFence(b *statement, refs []leaseRef) {
+func writeAttemptFence(b *statement, refs []driver.LeaseRef) {
 	b.WriteByte('(')
 	for g, group := range byAttempt(refs) {
 		if g > 0 {
@@ -115,8 +117,8 @@ func writeAttemptFence(b *statement, refs []leaseRef) {
 }
 
 // byAttempt groups refs by attempt, in order of first appearance.
-func byAttempt(refs []leaseRef) [][]leaseRef {
-	var groups [][]leaseRef
+func byAttempt(refs []driver.LeaseRef) [][]driver.LeaseRef {
+	var groups [][]driver.LeaseRef
 	index := map[int]int{}
 	for _, r := range refs {
 		i, ok := index[r.Attempt]
@@ -130,7 +132,7 @@ func byAttempt(refs []leaseRef) [][]leaseRef {
 	return groups
 }
 
-func anyResult(reqs []completionRequest) bool {
+func anyResult(reqs []driver.CompletionRequest) bool {
 	for _, r := range reqs {
 		if r.Result != "" {
 			return true
@@ -167,7 +169,7 @@ type rowState struct {
 // rows as it named (the common case, with no read-back); otherwise those
 // that readBack now shows in a status landed accepts, held by owner at the
 // ref's attempt.
-func landedRows(owner string, refs []leaseRef, affected int64, landed func(Status) bool, readBack func(ids []int64) ([]rowState, error)) ([]bool, error) {
+func landedRows(owner string, refs []driver.LeaseRef, affected int64, landed func(Status) bool, readBack func(ids []int64) ([]rowState, error)) ([]bool, error) {
 	oks := make([]bool, len(refs))
 	if int(affected) == len(refs) {
 		for i := range oks {
@@ -183,10 +185,10 @@ func landedRows(owner string, refs []leaseRef, affected int64, landed func(Statu
 	if err != nil {
 		return nil, fmt.Errorf("read back %d rows: %w", len(refs), err)
 	}
-	done := make(map[leaseRef]bool, len(states))
+	done := make(map[driver.LeaseRef]bool, len(states))
 	for _, st := range states {
 		if landed(st.Status) && st.Owner == owner {
-			done[leaseRef{ID: st.ID, Attempt: st.Attempt}] = true
+			done[driver.LeaseRef{ID: st.ID, Attempt: st.Attempt}] = true
 		}
 	}
 	for i, r := range refs {
@@ -197,8 +199,8 @@ func landedRows(owner string, refs []leaseRef, affected int64, landed func(Statu
 
 // completedRows tells, in request order, which of owner's grouped
 // completions took effect.
-func completedRows(owner string, reqs []completionRequest, affected int64, readBack func(ids []int64) ([]rowState, error)) ([]bool, error) {
-	refs := make([]leaseRef, len(reqs))
+func completedRows(owner string, reqs []driver.CompletionRequest, affected int64, readBack func(ids []int64) ([]rowState, error)) ([]bool, error) {
+	refs := make([]driver.LeaseRef, len(reqs))
 	for i, r := range reqs {
 		refs[i] = r.Ref
 	}

@@ -5,14 +5,16 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // The grouped statements take their placeholders from the dialect, so an
 // engine with numbered ones ($1, $2, ...) gets one per argument, in order.
 func TestGroupedStatementsNumberTheirPlaceholders(t *testing.T) {
 	numbered := sqlDialect{now: "now()", param: func(n int) string { return "$" + strconv.Itoa(n) }}
-	refs := []leaseRef{{ID: 1, Attempt: 1}, {ID: 2, Attempt: 2}, {ID: 3, Attempt: 1}}
-	reqs := []completionRequest{{Ref: refs[0], Result: "r1"}, {Ref: refs[1]}, {Ref: refs[2]}}
+	refs := []driver.LeaseRef{{ID: 1, Attempt: 1}, {ID: 2, Attempt: 2}, {ID: 3, Attempt: 1}}
+	reqs := []driver.CompletionRequest{{Ref: refs[0], Result: "r1"}, {Ref: refs[1]}, {Ref: refs[2]}}
 	for name, build := range map[string]func() (string, []any){
 		"complete": func() (string, []any) { return completeManySQL("w1", reqs, numbered) },
 		"release":  func() (string, []any) { return releaseUnstartedSQL("w1", refs, numbered) },

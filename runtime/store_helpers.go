@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // Helpers both engines' stores use.
@@ -36,10 +38,10 @@ func withRetry(ctx context.Context, conflict func(error) bool, onRetry func(), o
 func recoveryOutcome(status Status, attempt, free, maxAttempts int) string {
 	switch {
 	case status == StatusCancelRequested:
-		return outcomeCancelled
-	case attemptsLeft(attempt, free, maxAttempts):
-		return outcomeRequeued
+		return driver.RecoveryCancelled
+	case driver.AttemptsLeft(attempt, free, maxAttempts):
+		return driver.RecoveryRequeued
 	default:
-		return outcomeFailed
+		return driver.RecoveryFailed
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
@@ -44,7 +46,7 @@ func escapedLimit(maxPacket int64) int {
 	return int(max(maxPacket-64<<10, 0) / 2)
 }
 
-func (s *mysqlStore) payloadLimit() int { return s.maxPayload }
+func (s *mysqlStore) PayloadLimit() int { return s.maxPayload }
 
 func newMySQLStore(db *sql.DB, onRetry func()) *mysqlStore {
 	return &mysqlStore{db: db, q: mysqldb.New(), onRetry: onRetry}
@@ -55,10 +57,10 @@ func (s *mysqlStore) retry(ctx context.Context, op func() error) error {
 	return withRetry(ctx, mysqlConflict, s.onRetry, op)
 }
 
-// check runs once per store until it succeeds: the session must compute
+// Check runs once per store until it succeeds: the session must compute
 // NOW() in UTC and the driver must parse DATETIME as UTC, or lease instants
 // written by one process would be misread by another.
-func (s *mysqlStore) check(ctx context.Context) error {
+func (s *mysqlStore) Check(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.checked {
@@ -106,7 +108,7 @@ func utcZone(tz, systemTZ string) bool {
 	return false
 }
 
-func (s *mysqlStore) get(ctx context.Context, id TaskID) (TaskInfo, error) {
+func (s *mysqlStore) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
 	row, err := s.q.TaskGet(ctx, s.db, mysqldb.TaskGetParams{ID: int64(id)})
 	if errors.Is(err, sql.ErrNoRows) {
 		return TaskInfo{}, fmt.Errorf("%w: id %d", ErrTaskNotFound, id)
@@ -117,7 +119,7 @@ func (s *mysqlStore) get(ctx context.Context, id TaskID) (TaskInfo, error) {
 	return taskInfoFromRow(row), nil
 }
 
-func (s *mysqlStore) listByOwner(ctx context.Context, owner string, statuses []Status, limit int) ([]TaskInfo, error) {
+func (s *mysqlStore) ListByOwner(ctx context.Context, owner string, statuses []Status, limit int) ([]TaskInfo, error) {
 	rows, err := s.q.TaskListByOwner(ctx, s.db, mysqldb.TaskListByOwnerParams{
 		OwnerID:  owner,
 		Statuses: statusStrings(statuses),
@@ -133,7 +135,7 @@ func (s *mysqlStore) listByOwner(ctx context.Context, owner string, statuses []S
 	return infos, nil
 }
 
-func (s *mysqlStore) requestCancel(ctx context.Context, id TaskID) (bool, error) {
+func (s *mysqlStore) RequestCancel(ctx context.Context, id TaskID) (bool, error) {
 	n, err := s.q.TaskCancelRequest(ctx, s.db, mysqldb.TaskCancelRequestParams{ID: int64(id)})
 	if err != nil {
 		return false, fmt.Errorf("leasegen: cancel task %d: %w", id, err)
@@ -208,17 +210,17 @@ func deniedPrivilege(err error) bool {
 	return errors.As(err, &me) && (me.Number == mysqlErrDBAccessDenied || me.Number == mysqlErrTableAccessDenied)
 }
 
-// errorKind reads MySQL's error numbers and the driver's lost-connection
+// ErrorKind reads MySQL's error numbers and the driver's lost-connection
 // error.
-func (s *mysqlStore) errorKind(err error) errorKind {
+func (s *mysqlStore) ErrorKind(err error) driver.ErrorKind {
 	var me *mysql.MySQLError
 	switch {
 	case errors.As(err, &me) && me.Number == mysqlErrNoSuchTable:
-		return errNoTable
+		return driver.KindNoTable
 	case errors.Is(err, mysql.ErrInvalidConn):
-		return errConnLost
+		return driver.KindConnLost
 	}
-	return errOther
+	return driver.KindOther
 }
 
 // mysqlConflict reports a deadlock or lock-wait timeout, after which the

@@ -8,7 +8,7 @@ import (
 	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
 )
 
-func (s *mysqlStore) list(ctx context.Context, f Filter) ([]TaskInfo, error) {
+func (s *mysqlStore) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	rows, err := s.q.TaskList(ctx, s.db, mysqldb.TaskListParams{
 		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeUs: micros(f.OlderThan), Limit: int32(f.Limit),
 	})
@@ -22,7 +22,7 @@ func (s *mysqlStore) list(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	return infos, nil
 }
 
-func (s *mysqlStore) retryTask(ctx context.Context, id TaskID) (bool, error) {
+func (s *mysqlStore) RetryTask(ctx context.Context, id TaskID) (bool, error) {
 	n, err := s.q.TaskRetry(ctx, s.db, mysqldb.TaskRetryParams{ID: int64(id)})
 	if err != nil {
 		return false, fmt.Errorf("leasegen: retry task %d: %w", id, err)
@@ -30,7 +30,7 @@ func (s *mysqlStore) retryTask(ctx context.Context, id TaskID) (bool, error) {
 	return n > 0, nil
 }
 
-func (s *mysqlStore) purgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error) {
+func (s *mysqlStore) PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error) {
 	var n int64
 	err := s.retry(ctx, func() error {
 		var err error
@@ -43,7 +43,7 @@ func (s *mysqlStore) purgeBatch(ctx context.Context, olderThan time.Duration, ba
 	return int(n), nil
 }
 
-func (s *mysqlStore) stats(ctx context.Context) (QueueStats, error) {
+func (s *mysqlStore) Stats(ctx context.Context) (QueueStats, error) {
 	counts, err := s.q.TaskCountByTypeStatus(ctx, s.db)
 	if err != nil {
 		return QueueStats{}, fmt.Errorf("leasegen: count tasks: %w", err)
@@ -65,7 +65,7 @@ func (s *mysqlStore) stats(ctx context.Context) (QueueStats, error) {
 	), nil
 }
 
-func (s *mysqlStore) migrationStatus(ctx context.Context) (map[int]time.Time, error) {
+func (s *mysqlStore) MigrationStatus(ctx context.Context) (map[int]time.Time, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT version, applied_at FROM leasegen_schema_migrations")
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: read applied migrations: %w", err)

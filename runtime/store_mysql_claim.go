@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
 )
 
-func (s *mysqlStore) ensureLimits(ctx context.Context, scopes []string) error {
+func (s *mysqlStore) EnsureLimits(ctx context.Context, scopes []string) error {
 	for _, scope := range scopes {
 		if err := s.q.LimitEnsure(ctx, s.db, mysqldb.LimitEnsureParams{Scope: scope}); err != nil {
 			return fmt.Errorf("leasegen: create limit row %q: %w", scope, err)
@@ -18,7 +20,7 @@ func (s *mysqlStore) ensureLimits(ctx context.Context, scopes []string) error {
 	return nil
 }
 
-func (s *mysqlStore) claimable(ctx context.Context, types []string) (bool, error) {
+func (s *mysqlStore) Claimable(ctx context.Context, types []string) (bool, error) {
 	ok, err := s.q.TaskClaimable(ctx, s.db, mysqldb.TaskClaimableParams{TaskTypes: types})
 	if err != nil {
 		return false, fmt.Errorf("leasegen: look for claimable tasks: %w", err)
@@ -26,13 +28,13 @@ func (s *mysqlStore) claimable(ctx context.Context, types []string) (bool, error
 	return ok, nil
 }
 
-// claim takes up to req.Max queued tasks in one READ COMMITTED transaction:
-// whole candidate rows with FOR UPDATE SKIP LOCKED in claim-index order, then
+// Claim takes up to req.Max queued tasks in one READ COMMITTED transaction:
+// whole candidate rows with FOR UPDATE SKIP LOCKED in Claim-index order, then
 // one UPDATE per lease length that starts the leases on the database's
 // clock. The rows are locked, so the UPDATE's effect is known without a
 // read-back.
-func (s *mysqlStore) claim(ctx context.Context, req claimRequest) ([]claimedTask, error) {
-	var claimed []claimedTask
+func (s *mysqlStore) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+	var claimed []driver.ClaimedTask
 	err := s.retry(ctx, func() error {
 		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
 			var err error
@@ -46,7 +48,7 @@ func (s *mysqlStore) claim(ctx context.Context, req claimRequest) ([]claimedTask
 	return claimed, nil
 }
 
-func (s *mysqlStore) claimTx(ctx context.Context, tx *sql.Tx, req claimRequest) ([]claimedTask, error) {
+func (s *mysqlStore) claimTx(ctx context.Context, tx *sql.Tx, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
 	picked, err := planClaim(ctx, mysqlClaimSource{s: s, tx: tx}, req)
 	if err != nil || len(picked) == 0 {
 		return nil, err
@@ -119,7 +121,7 @@ func (c mysqlClaimSource) candidates(ctx context.Context, types []string, limit 
 		}
 		for _, r := range rows {
 			out = append(out, candidate{
-				claimedTask: claimedTask{
+				ClaimedTask: driver.ClaimedTask{
 					ID: TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 					AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,

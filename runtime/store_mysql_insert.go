@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
 )
 
@@ -25,10 +27,10 @@ const insertRowSQL = `(?, 'QUEUED', ?, ?, ?, COALESCE(?, NOW(3) + INTERVAL ? MIC
 const insertHeadSQL = `INSERT INTO leasegen_tasks (task_type, status, payload, priority, due_priority, available_at,
   due_at, max_attempts, owner_id, idempotency_key, created_at, updated_at) VALUES `
 
-// insert stores tasks and returns their ids in order; a task whose
+// Insert stores tasks and returns their ids in order; a task whose
 // (type, idempotency key) exists gets the existing id. A batch is atomic: it
 // runs in q's transaction, or in one of its own.
-func (s *mysqlStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
+func (s *mysqlStore) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]TaskID, error) {
 	if len(tasks) == 1 {
 		id, err := s.q.TaskInsert(ctx, q, insertParams(tasks[0]))
 		if err != nil {
@@ -48,7 +50,7 @@ func (s *mysqlStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]Tas
 	return s.insertChunks(ctx, q, tasks)
 }
 
-func (s *mysqlStore) insertChunks(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
+func (s *mysqlStore) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]TaskID, error) {
 	ids := make([]TaskID, 0, len(tasks))
 	for len(tasks) > 0 {
 		n, size := 0, 0
@@ -71,7 +73,7 @@ func (s *mysqlStore) insertChunks(ctx context.Context, q dbtx, tasks []newTask) 
 // MariaDB through RETURNING, MySQL through LAST_INSERT_ID when its
 // auto-increment lock mode makes a statement's ids consecutive and no row can
 // hit an existing key. Otherwise each row gets its own statement.
-func (s *mysqlStore) insertChunk(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
+func (s *mysqlStore) insertChunk(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]TaskID, error) {
 	switch {
 	case s.returning:
 		return s.insertReturning(ctx, q, tasks)
@@ -82,7 +84,7 @@ func (s *mysqlStore) insertChunk(ctx context.Context, q dbtx, tasks []newTask) (
 	}
 }
 
-func (s *mysqlStore) insertReturning(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
+func (s *mysqlStore) insertReturning(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]TaskID, error) {
 	query, args := multiRowInsert(tasks)
 	rows, err := q.QueryContext(ctx, query+" ON DUPLICATE KEY UPDATE id = id RETURNING id", args...)
 	if err != nil {
@@ -106,7 +108,7 @@ func (s *mysqlStore) insertReturning(ctx context.Context, q dbtx, tasks []newTas
 	return ids, nil
 }
 
-func (s *mysqlStore) insertConsecutive(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
+func (s *mysqlStore) insertConsecutive(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]TaskID, error) {
 	query, args := multiRowInsert(tasks)
 	res, err := q.ExecContext(ctx, query, args...)
 	if err != nil {
@@ -123,7 +125,7 @@ func (s *mysqlStore) insertConsecutive(ctx context.Context, q dbtx, tasks []newT
 	return ids, nil
 }
 
-func (s *mysqlStore) insertEach(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
+func (s *mysqlStore) insertEach(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]TaskID, error) {
 	ids := make([]TaskID, len(tasks))
 	for i, t := range tasks {
 		id, err := s.q.TaskInsert(ctx, q, insertParams(t))
@@ -135,7 +137,7 @@ func (s *mysqlStore) insertEach(ctx context.Context, q dbtx, tasks []newTask) ([
 	return ids, nil
 }
 
-func multiRowInsert(tasks []newTask) (string, []any) {
+func multiRowInsert(tasks []driver.NewTask) (string, []any) {
 	var b strings.Builder
 	b.WriteString(insertHeadSQL)
 	args := make([]any, 0, 11*len(tasks))
@@ -151,7 +153,7 @@ func multiRowInsert(tasks []newTask) (string, []any) {
 	return b.String(), args
 }
 
-func insertParams(t newTask) mysqldb.TaskInsertParams {
+func insertParams(t driver.NewTask) mysqldb.TaskInsertParams {
 	return mysqldb.TaskInsertParams{
 		TaskType:       t.Type,
 		Payload:        t.Payload,
@@ -173,7 +175,7 @@ func mysqlTime(t time.Time) any {
 	return t.UTC().Format("2006-01-02 15:04:05.000")
 }
 
-func anyKey(tasks []newTask) bool {
+func anyKey(tasks []driver.NewTask) bool {
 	for _, t := range tasks {
 		if t.Key != "" {
 			return true

@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
 )
 
-// renew extends every lease in refs with one UPDATE, then reads the rows back
+// Renew extends every lease in refs with one UPDATE, then reads the rows back
 // to learn which executions still hold their task: MySQL has no UPDATE ...
 // RETURNING. A row is held when owner and attempt match and its lease is
 // unexpired after the UPDATE; anything else is lost.
-func (s *mysqlStore) renew(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]leaseState, error) {
+func (s *mysqlStore) Renew(ctx context.Context, owner string, lease time.Duration, refs []driver.LeaseRef) ([]driver.LeaseState, error) {
 	ids := make([]int64, len(refs))
 	for i, r := range refs {
 		ids[i] = int64(r.ID)
@@ -36,12 +38,12 @@ func (s *mysqlStore) renew(ctx context.Context, owner string, lease time.Duratio
 	for _, r := range rows {
 		byID[r.ID] = r
 	}
-	states := make([]leaseState, len(refs))
+	states := make([]driver.LeaseState, len(refs))
 	for i, ref := range refs {
 		r, ok := byID[int64(ref.ID)]
 		held := ok && r.Alive == 1 && r.LeaseOwner == owner && int(r.Attempt) == ref.Attempt &&
 			(Status(r.Status) == StatusRunning || Status(r.Status) == StatusCancelRequested)
-		states[i] = leaseState{
+		states[i] = driver.LeaseState{
 			Ref:             ref,
 			Held:            held,
 			CancelRequested: held && Status(r.Status) == StatusCancelRequested,
@@ -50,7 +52,7 @@ func (s *mysqlStore) renew(ctx context.Context, owner string, lease time.Duratio
 	return states, nil
 }
 
-func (s *mysqlStore) complete(ctx context.Context, q dbtx, owner string, ref leaseRef, result string) (bool, error) {
+func (s *mysqlStore) Complete(ctx context.Context, q driver.DBTX, owner string, ref driver.LeaseRef, result string) (bool, error) {
 	n, err := s.q.TaskComplete(ctx, q, mysqldb.TaskCompleteParams{
 		Result:     nullString(result),
 		ID:         int64(ref.ID),
@@ -63,7 +65,7 @@ func (s *mysqlStore) complete(ctx context.Context, q dbtx, owner string, ref lea
 	return n == 1, nil
 }
 
-func (s *mysqlStore) fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error) {
+func (s *mysqlStore) Fail(ctx context.Context, owner string, ref driver.LeaseRef, f driver.Failure) (bool, error) {
 	next := StatusFailed
 	if f.Retry {
 		next = StatusQueued
@@ -82,7 +84,7 @@ func (s *mysqlStore) fail(ctx context.Context, owner string, ref leaseRef, f fai
 	return n == 1, nil
 }
 
-func (s *mysqlStore) release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error) {
+func (s *mysqlStore) Release(ctx context.Context, owner string, ref driver.LeaseRef, delay time.Duration) (bool, error) {
 	n, err := s.q.TaskRelease(ctx, s.db, mysqldb.TaskReleaseParams{
 		DelayUs:    micros(delay),
 		ID:         int64(ref.ID),
@@ -95,7 +97,7 @@ func (s *mysqlStore) release(ctx context.Context, owner string, ref leaseRef, de
 	return n == 1, nil
 }
 
-func (s *mysqlStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (TaskID, error) {
+func (s *mysqlStore) RecordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (TaskID, error) {
 	n, err := s.q.IdempotencyKeyRecord(ctx, tx, mysqldb.IdempotencyKeyRecordParams{
 		TaskType: taskType, IdemKey: key, TaskID: int64(id),
 	})
@@ -112,7 +114,7 @@ func (s *mysqlStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key st
 	return TaskID(holder), nil
 }
 
-func (s *mysqlStore) leasesExpired(ctx context.Context) (bool, error) {
+func (s *mysqlStore) LeasesExpired(ctx context.Context) (bool, error) {
 	expired, err := s.q.TaskLeasesExpired(ctx, s.db)
 	if err != nil {
 		return false, fmt.Errorf("leasegen: look for expired leases: %w", err)
@@ -120,10 +122,10 @@ func (s *mysqlStore) leasesExpired(ctx context.Context) (bool, error) {
 	return expired, nil
 }
 
-// recoverBatch resolves up to batch expired leases in one transaction.
+// RecoverBatch resolves up to batch expired leases in one transaction.
 // SKIP LOCKED keeps concurrent recoverers off each other's rows.
-func (s *mysqlStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error) {
-	var recovered []recoveredTask
+func (s *mysqlStore) RecoverBatch(ctx context.Context, batch int) ([]driver.RecoveredTask, error) {
+	var recovered []driver.RecoveredTask
 	err := s.retry(ctx, func() error {
 		recovered = nil
 		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
@@ -134,7 +136,7 @@ func (s *mysqlStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTa
 			ids := make([]int64, len(rows))
 			for i, r := range rows {
 				ids[i] = r.ID
-				recovered = append(recovered, recoveredTask{
+				recovered = append(recovered, driver.RecoveredTask{
 					ID:      TaskID(r.ID),
 					Outcome: recoveryOutcome(Status(r.Status), int(r.Attempt), int(r.FreeAttempts), int(r.MaxAttempts)),
 					Overdue: time.Duration(r.OverdueUs) * time.Microsecond,
@@ -149,10 +151,10 @@ func (s *mysqlStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTa
 	return recovered, nil
 }
 
-// completeMany runs one grouped completion; when it changed fewer rows than
+// CompleteMany runs one grouped completion; when it changed fewer rows than
 // it named, the rows are read back to tell which took effect (MySQL has no
 // UPDATE ... RETURNING).
-func (s *mysqlStore) completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error) {
+func (s *mysqlStore) CompleteMany(ctx context.Context, owner string, reqs []driver.CompletionRequest) ([]bool, error) {
 	query, args := completeManySQL(owner, reqs, mysqlDialect)
 	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
 	if err != nil {
@@ -168,7 +170,7 @@ func (s *mysqlStore) completeMany(ctx context.Context, owner string, reqs []comp
 	})
 }
 
-func (s *mysqlStore) releaseUnstarted(ctx context.Context, owner string, refs []leaseRef) (int64, error) {
+func (s *mysqlStore) ReleaseUnstarted(ctx context.Context, owner string, refs []driver.LeaseRef) (int64, error) {
 	query, args := releaseUnstartedSQL(owner, refs, mysqlDialect)
 	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
 	if err != nil {

@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"math"
@@ -42,14 +42,14 @@ func idleTimeoutVariable(ctx context.Context, db *sql.DB) (string, error) {
 	return "", err
 }
 
-// beginExecutionTx begins an idempotent execution's transaction on a session
+// BeginExecutionTx begins an idempotent execution's transaction on a session
 // the server ends after lease + 1s without a statement: a worker cut off
 // between the handler's writes (or the fenced completion) and its COMMIT
 // holds the task's row, and the handler's, no longer than that. A handler
 // must not leave its transaction idle that long (slow work belongs before
 // it); a worker that cannot renew stops the execution before then, and the
 // end of its context rolls the transaction back.
-func (s *mysqlStore) beginExecutionTx(ctx context.Context, lease time.Duration) (*sql.Tx, func(), error) {
+func (s *mysqlStore) BeginExecutionTx(ctx context.Context, lease time.Duration) (*sql.Tx, func(), error) {
 	return s.beginBounded(ctx, lease+time.Second, nil)
 }
 
@@ -76,7 +76,7 @@ func (s *mysqlStore) boundedTx(ctx context.Context, idle time.Duration, fn func(
 // connection that cannot be restored: the caller's own transactions on
 // that pool never run under leasegen's timeouts.
 func (s *mysqlStore) beginBounded(ctx context.Context, idle time.Duration, opts *sql.TxOptions) (*sql.Tx, func(), error) {
-	if err := s.check(ctx); err != nil { // learns the idle variable
+	if err := s.Check(ctx); err != nil { // learns the idle variable
 		return nil, nil, err
 	}
 	conn, err := s.db.Conn(ctx)
@@ -91,7 +91,7 @@ func (s *mysqlStore) beginBounded(ctx context.Context, idle time.Duration, opts 
 	restore := fmt.Sprintf("SET SESSION %s = @leasegen_idle, SESSION net_write_timeout = @leasegen_write, "+
 		"SESSION net_read_timeout = @leasegen_read", v)
 	discard := func() {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // closed, not pooled
+		_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn }) // closed, not pooled
 		_ = conn.Close()
 	}
 	if _, err := conn.ExecContext(ctx, set); err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
@@ -21,14 +23,14 @@ func (b *testBundle) enqueue(t *testing.T, typ string, opts ...EnqueueOption) Ta
 	return id
 }
 
-func (b *testBundle) claim(t *testing.T, owner string, max int, types ...string) []claimedTask {
+func (b *testBundle) claim(t *testing.T, owner string, max int, types ...string) []driver.ClaimedTask {
 	t.Helper()
-	got, err := b.engine.store.claim(bg, claimRequest{Owner: owner, Lease: time.Second, Types: types, Max: max})
+	got, err := b.engine.store.Claim(bg, driver.ClaimRequest{Owner: owner, Lease: time.Second, Types: types, Max: max})
 	dbtest.Must(t, "claim", err)
 	return got
 }
 
-func ids(tasks []claimedTask) []TaskID {
+func ids(tasks []driver.ClaimedTask) []TaskID {
 	out := make([]TaskID, len(tasks))
 	for i, c := range tasks {
 		out[i] = c.ID
@@ -88,7 +90,7 @@ func TestConcurrentClaimsAreDisjoint(t *testing.T) {
 			owner := string(rune('A' + w))
 			wg.Go(func() {
 				for {
-					got, err := b.engine.store.claim(bg, claimRequest{Owner: owner, Lease: time.Minute, Types: []string{"a"}, Max: 7})
+					got, err := b.engine.store.Claim(bg, driver.ClaimRequest{Owner: owner, Lease: time.Minute, Types: []string{"a"}, Max: 7})
 					if err != nil {
 						t.Error(err)
 						return
@@ -122,15 +124,15 @@ func TestFenceRejectsStaleExecution(t *testing.T) {
 		first := b.claim(t, "w", 1, "a")[0]
 		b.expire(t, id)
 
-		stale := leaseRef{ID: id, Attempt: first.Attempt}
-		ok, err := b.engine.store.complete(bg, b.engine.db, "w", stale, "")
+		stale := driver.LeaseRef{ID: id, Attempt: first.Attempt}
+		ok, err := b.engine.store.Complete(bg, b.engine.db, "w", stale, "")
 		dbtest.Must(t, "complete", err)
 		if ok {
 			t.Fatal("completion with an expired lease took effect")
 		}
-		rec, err := b.engine.store.recoverBatch(bg, 10)
+		rec, err := b.engine.store.RecoverBatch(bg, 10)
 		dbtest.Must(t, "recover", err)
-		if len(rec) != 1 || rec[0].Outcome != outcomeRequeued || rec[0].Overdue < time.Second {
+		if len(rec) != 1 || rec[0].Outcome != driver.RecoveryRequeued || rec[0].Overdue < time.Second {
 			t.Fatalf("recovered = %+v", rec)
 		}
 		second := b.claim(t, "w", 1, "a")[0]
@@ -139,11 +141,11 @@ func TestFenceRejectsStaleExecution(t *testing.T) {
 		}
 
 		writes := map[string]func() (bool, error){
-			"complete": func() (bool, error) { return b.engine.store.complete(bg, b.engine.db, "w", stale, "") },
-			"fail":     func() (bool, error) { return b.engine.store.fail(bg, "w", stale, failure{Message: "x"}) },
-			"release":  func() (bool, error) { return b.engine.store.release(bg, "w", stale, 0) },
+			"complete": func() (bool, error) { return b.engine.store.Complete(bg, b.engine.db, "w", stale, "") },
+			"fail":     func() (bool, error) { return b.engine.store.Fail(bg, "w", stale, driver.Failure{Message: "x"}) },
+			"release":  func() (bool, error) { return b.engine.store.Release(bg, "w", stale, 0) },
 			"other owner": func() (bool, error) {
-				return b.engine.store.complete(bg, b.engine.db, "intruder", leaseRef{ID: id, Attempt: second.Attempt}, "")
+				return b.engine.store.Complete(bg, b.engine.db, "intruder", driver.LeaseRef{ID: id, Attempt: second.Attempt}, "")
 			},
 		}
 		for name, write := range writes {
@@ -153,12 +155,12 @@ func TestFenceRejectsStaleExecution(t *testing.T) {
 				t.Errorf("stale %s took effect", name)
 			}
 		}
-		states, err := b.engine.store.renew(bg, "w", time.Second, []leaseRef{stale})
+		states, err := b.engine.store.Renew(bg, "w", time.Second, []driver.LeaseRef{stale})
 		dbtest.Must(t, "renew", err)
 		if states[0].Held {
 			t.Error("renewal reports a stale execution as holding the lease")
 		}
-		ok, err = b.engine.store.complete(bg, b.engine.db, "w", leaseRef{ID: id, Attempt: second.Attempt}, "done")
+		ok, err = b.engine.store.Complete(bg, b.engine.db, "w", driver.LeaseRef{ID: id, Attempt: second.Attempt}, "done")
 		dbtest.Must(t, "complete current", err)
 		info, _ := b.client.Get(bg, id)
 		if !ok || info.Status != StatusSuccess || info.Result != "done" {
@@ -173,16 +175,16 @@ func TestRenewReportsEachLease(t *testing.T) {
 		lost := b.enqueue(t, "a")
 		cancelled := b.enqueue(t, "a")
 		claimed := b.claim(t, "w", 3, "a")
-		refs := make([]leaseRef, len(claimed))
+		refs := make([]driver.LeaseRef, len(claimed))
 		for i, c := range claimed {
-			refs[i] = leaseRef{ID: c.ID, Attempt: c.Attempt}
+			refs[i] = driver.LeaseRef{ID: c.ID, Attempt: c.Attempt}
 		}
 		b.expire(t, lost)
 		dbtest.Must(t, "cancel", b.client.Cancel(bg, cancelled))
 
-		states, err := b.engine.store.renew(bg, "w", 5*time.Second, refs)
+		states, err := b.engine.store.Renew(bg, "w", 5*time.Second, refs)
 		dbtest.Must(t, "renew", err)
-		got := map[TaskID]leaseState{}
+		got := map[TaskID]driver.LeaseState{}
 		for _, s := range states {
 			got[s.Ref.ID] = s
 		}
@@ -212,16 +214,16 @@ func TestRecoveryOutcomes(t *testing.T) {
 		for _, id := range []TaskID{requeue, exhausted, cancel} {
 			b.expire(t, id)
 		}
-		rec, err := b.engine.store.recoverBatch(bg, 2)
+		rec, err := b.engine.store.RecoverBatch(bg, 2)
 		dbtest.Must(t, "recover", err)
-		more, err := b.engine.store.recoverBatch(bg, 2)
+		more, err := b.engine.store.RecoverBatch(bg, 2)
 		dbtest.Must(t, "recover", err)
 		rec = append(rec, more...)
 		outcomes := map[TaskID]string{}
 		for _, r := range rec {
 			outcomes[r.ID] = r.Outcome
 		}
-		want := map[TaskID]string{requeue: outcomeRequeued, exhausted: outcomeFailed, cancel: outcomeCancelled}
+		want := map[TaskID]string{requeue: driver.RecoveryRequeued, exhausted: driver.RecoveryFailed, cancel: driver.RecoveryCancelled}
 		if diff := cmp.Diff(want, outcomes); diff != "" {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
@@ -235,7 +237,7 @@ func TestRecoveryOutcomes(t *testing.T) {
 				t.Errorf("task %d: status %s with finished_at %v", id, info.Status, info.FinishedAt)
 			}
 		}
-		if again, _ := b.engine.store.recoverBatch(bg, 10); len(again) != 0 {
+		if again, _ := b.engine.store.RecoverBatch(bg, 10); len(again) != 0 {
 			t.Errorf("second pass recovered %d rows", len(again))
 		}
 	})
@@ -247,7 +249,7 @@ func TestReleaseDoesNotUseAnAttempt(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, b *testBundle) {
 		id := b.enqueue(t, "a", WithMaxAttempts(1))
 		c := b.claim(t, "w", 1, "a")[0]
-		ok, err := b.engine.store.release(bg, "w", leaseRef{ID: id, Attempt: c.Attempt}, 0)
+		ok, err := b.engine.store.Release(bg, "w", driver.LeaseRef{ID: id, Attempt: c.Attempt}, 0)
 		dbtest.Must(t, "release", err)
 		if !ok {
 			t.Fatal("release rejected")
@@ -256,8 +258,8 @@ func TestReleaseDoesNotUseAnAttempt(t *testing.T) {
 		if c2.Attempt != 2 || c2.FreeAttempts != 1 {
 			t.Fatalf("after release: attempt %d free %d", c2.Attempt, c2.FreeAttempts)
 		}
-		if !attemptsLeft(1, 1, 1) || attemptsLeft(c2.Attempt, c2.FreeAttempts, c2.MaxAttempts) {
-			t.Error("attemptsLeft miscounts free attempts")
+		if !driver.AttemptsLeft(1, 1, 1) || driver.AttemptsLeft(c2.Attempt, c2.FreeAttempts, c2.MaxAttempts) {
+			t.Error("AttemptsLeft miscounts free attempts")
 		}
 	})
 }
@@ -268,10 +270,10 @@ func TestClaimHonoursLimits(t *testing.T) {
 			b.enqueue(t, "limited")
 			b.enqueue(t, "free")
 		}
-		dbtest.Must(t, "limits", b.engine.store.ensureLimits(bg, []string{globalScope, "limited"}))
-		req := claimRequest{Owner: "w", Lease: time.Minute, Types: []string{"free", "limited"}, Max: 100,
+		dbtest.Must(t, "limits", b.engine.store.EnsureLimits(bg, []string{globalScope, "limited"}))
+		req := driver.ClaimRequest{Owner: "w", Lease: time.Minute, Types: []string{"free", "limited"}, Max: 100,
 			TypeLimits: map[string]int{"limited": 2}}
-		got, err := b.engine.store.claim(bg, req)
+		got, err := b.engine.store.Claim(bg, req)
 		dbtest.Must(t, "claim", err)
 		count := map[string]int{}
 		for _, c := range got {
@@ -280,7 +282,7 @@ func TestClaimHonoursLimits(t *testing.T) {
 		if count["limited"] != 2 || count["free"] != 5 {
 			t.Errorf("claimed %v, want 2 limited and 5 free", count)
 		}
-		again, err := b.engine.store.claim(bg, req)
+		again, err := b.engine.store.Claim(bg, req)
 		dbtest.Must(t, "claim", err)
 		if len(again) != 0 {
 			t.Errorf("claimed %d more while the limit is reached", len(again))
@@ -289,20 +291,20 @@ func TestClaimHonoursLimits(t *testing.T) {
 		// The global limit counts every running task of every type.
 		b.enqueue(t, "free")
 		req.GlobalLimit = 8
-		got, err = b.engine.store.claim(bg, req)
+		got, err = b.engine.store.Claim(bg, req)
 		dbtest.Must(t, "claim", err)
 		if len(got) != 1 {
 			t.Errorf("global limit 8 with 7 running: claimed %d, want 1", len(got))
 		}
 		b.enqueue(t, "free")
-		if got, _ := b.engine.store.claim(bg, req); len(got) != 0 {
+		if got, _ := b.engine.store.Claim(bg, req); len(got) != 0 {
 			t.Errorf("global limit reached: claimed %d", len(got))
 		}
 	})
 }
 
 func TestLimitScopesAreSorted(t *testing.T) {
-	got := limitScopes(claimRequest{Types: []string{"b", "a", "c"}, TypeLimits: map[string]int{"c": 1, "a": 1}, GlobalLimit: 3})
+	got := limitScopes(driver.ClaimRequest{Types: []string{"b", "a", "c"}, TypeLimits: map[string]int{"c": 1, "a": 1}, GlobalLimit: 3})
 	if !slices.Equal(got, []string{"*", "a", "c"}) {
 		t.Errorf("limitScopes = %v", got)
 	}
@@ -317,23 +319,23 @@ func TestCompleteManyFencesEachRow(t *testing.T) {
 			ids = append(ids, b.enqueue(t, "a"))
 		}
 		claimed := b.claim(t, "w", 4, "a")
-		byID := map[TaskID]claimedTask{}
+		byID := map[TaskID]driver.ClaimedTask{}
 		for _, c := range claimed {
 			byID[c.ID] = c
 		}
 		b.expire(t, ids[1]) // lease expired
-		reqs := []completionRequest{
-			{Ref: leaseRef{ID: ids[0], Attempt: byID[ids[0]].Attempt}, Result: "r0"},
-			{Ref: leaseRef{ID: ids[1], Attempt: byID[ids[1]].Attempt}, Result: "r1"},
-			{Ref: leaseRef{ID: ids[2], Attempt: byID[ids[2]].Attempt + 1}}, // wrong attempt
-			{Ref: leaseRef{ID: ids[3], Attempt: byID[ids[3]].Attempt}},
+		reqs := []driver.CompletionRequest{
+			{Ref: driver.LeaseRef{ID: ids[0], Attempt: byID[ids[0]].Attempt}, Result: "r0"},
+			{Ref: driver.LeaseRef{ID: ids[1], Attempt: byID[ids[1]].Attempt}, Result: "r1"},
+			{Ref: driver.LeaseRef{ID: ids[2], Attempt: byID[ids[2]].Attempt + 1}}, // wrong attempt
+			{Ref: driver.LeaseRef{ID: ids[3], Attempt: byID[ids[3]].Attempt}},
 		}
-		oks, err := b.engine.store.completeMany(bg, "w", reqs)
+		oks, err := b.engine.store.CompleteMany(bg, "w", reqs)
 		dbtest.Must(t, "complete many", err)
 		if diff := cmp.Diff([]bool{true, false, false, true}, oks); diff != "" {
 			t.Errorf("completions (-want +got):\n%s", diff)
 		}
-		if oks, _ := b.engine.store.completeMany(bg, "intruder", reqs[3:]); oks[0] {
+		if oks, _ := b.engine.store.CompleteMany(bg, "intruder", reqs[3:]); oks[0] {
 			t.Error("another owner's grouped completion took effect")
 		}
 		want := map[TaskID]struct {

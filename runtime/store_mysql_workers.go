@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/runtime/internal/mysqldb"
 )
 
-func (s *mysqlStore) registerWorker(ctx context.Context, r workerRegistration) error {
+func (s *mysqlStore) RegisterWorker(ctx context.Context, r driver.WorkerRegistration) error {
 	return s.retry(ctx, func() error {
 		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
 			if err := s.q.WorkerLockRegistry(ctx, tx); err != nil {
@@ -37,7 +39,7 @@ func (s *mysqlStore) registerWorker(ctx context.Context, r workerRegistration) e
 	})
 }
 
-func (s *mysqlStore) renewWorker(ctx context.Context, r workerRegistration) (bool, error) {
+func (s *mysqlStore) RenewWorker(ctx context.Context, r driver.WorkerRegistration) (bool, error) {
 	n, err := s.q.WorkerRenew(ctx, s.db, mysqldb.WorkerRenewParams{TtlUs: micros(r.TTL), WorkerID: r.ID})
 	if err != nil {
 		return false, fmt.Errorf("leasegen: renew worker %q's row: %w", r.ID, err)
@@ -55,14 +57,14 @@ func (s *mysqlStore) renewWorker(ctx context.Context, r workerRegistration) (boo
 	return false, nil
 }
 
-func (s *mysqlStore) unregisterWorker(ctx context.Context, id string) error {
+func (s *mysqlStore) UnregisterWorker(ctx context.Context, id string) error {
 	if err := s.q.WorkerDelete(ctx, s.db, mysqldb.WorkerDeleteParams{WorkerID: id}); err != nil {
 		return fmt.Errorf("leasegen: delete worker %q's row: %w", id, err)
 	}
 	return nil
 }
 
-func (s *mysqlStore) liveWorkers(ctx context.Context) ([]WorkerInfo, error) {
+func (s *mysqlStore) LiveWorkers(ctx context.Context) ([]WorkerInfo, error) {
 	rows, err := s.q.WorkerListLive(ctx, s.db)
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: list live workers: %w", err)
@@ -70,7 +72,7 @@ func (s *mysqlStore) liveWorkers(ctx context.Context) ([]WorkerInfo, error) {
 	return workersFromMySQL(rows), nil
 }
 
-func mysqlWorkerRow(r workerRegistration) mysqldb.WorkerInsertParams {
+func mysqlWorkerRow(r driver.WorkerRegistration) mysqldb.WorkerInsertParams {
 	return mysqldb.WorkerInsertParams{
 		WorkerID: r.ID, Host: r.Host, Pid: int32(r.PID), TtlUs: micros(r.TTL),
 		MaxConcurrency: int32(r.MaxConcurrency), GlobalLimit: int32(r.GlobalLimit), TaskLimits: encodeLimits(r.TaskLimits),

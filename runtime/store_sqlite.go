@@ -3,12 +3,14 @@ package runtime
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
 )
@@ -63,11 +65,11 @@ var sqlitePathEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // check verifies once that writers wait for each other instead of failing
 // at once, and that the SQLite library has what the queries use.
-// payloadLimit is 0: SQLite's own limit (1 GB a value) is far above the
+// PayloadLimit is 0: SQLite's own limit (1 GB a value) is far above the
 // client's.
-func (s *sqliteStore) payloadLimit() int { return 0 }
+func (s *sqliteStore) PayloadLimit() int { return 0 }
 
-func (s *sqliteStore) check(ctx context.Context) error {
+func (s *sqliteStore) Check(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.checked {
@@ -118,14 +120,14 @@ func sqliteCode(err error) int {
 // whole operation may run again.
 func sqliteConflict(err error) bool { return sqliteCode(err) == sqliteBusy }
 
-// errorKind reads SQLite's result codes. A missing table has only the
+// ErrorKind reads SQLite's result codes. A missing table has only the
 // generic code, so its message tells it apart; an embedded database never
 // loses its connection.
-func (s *sqliteStore) errorKind(err error) errorKind {
+func (s *sqliteStore) ErrorKind(err error) driver.ErrorKind {
 	if sqliteCode(err) == sqliteError && strings.Contains(err.Error(), "no such table: leasegen_") {
-		return errNoTable
+		return driver.KindNoTable
 	}
-	return errOther
+	return driver.KindOther
 }
 
 // immediate runs fn in a write transaction taken at BEGIN on one connection,
@@ -148,14 +150,14 @@ func (s *sqliteStore) immediate(ctx context.Context, fn func(conn *sql.Conn) err
 		if err != nil {
 			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
 				// Never hand a connection inside a transaction back to the pool.
-				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+				_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn })
 			}
 		}
 		return err
 	})
 }
 
-func (s *sqliteStore) get(ctx context.Context, id TaskID) (TaskInfo, error) {
+func (s *sqliteStore) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
 	row, err := s.q.TaskGet(ctx, s.db, sqlitedb.TaskGetParams{ID: int64(id)})
 	if errors.Is(err, sql.ErrNoRows) {
 		return TaskInfo{}, fmt.Errorf("%w: id %d", ErrTaskNotFound, id)
@@ -166,7 +168,7 @@ func (s *sqliteStore) get(ctx context.Context, id TaskID) (TaskInfo, error) {
 	return taskInfoFromSQLite(row), nil
 }
 
-func (s *sqliteStore) listByOwner(ctx context.Context, owner string, statuses []Status, limit int) ([]TaskInfo, error) {
+func (s *sqliteStore) ListByOwner(ctx context.Context, owner string, statuses []Status, limit int) ([]TaskInfo, error) {
 	rows, err := s.q.TaskListByOwner(ctx, s.db, sqlitedb.TaskListByOwnerParams{
 		OwnerID: owner, Statuses: statusStrings(statuses), Limit: int64(limit),
 	})
@@ -180,7 +182,7 @@ func (s *sqliteStore) listByOwner(ctx context.Context, owner string, statuses []
 	return infos, nil
 }
 
-func (s *sqliteStore) requestCancel(ctx context.Context, id TaskID) (bool, error) {
+func (s *sqliteStore) RequestCancel(ctx context.Context, id TaskID) (bool, error) {
 	var n int64
 	err := s.retry(ctx, func() error {
 		var err error
@@ -193,8 +195,8 @@ func (s *sqliteStore) requestCancel(ctx context.Context, id TaskID) (bool, error
 	return n > 0, nil
 }
 
-// ensureLimits has nothing to create: the write lock serializes claims.
-func (s *sqliteStore) ensureLimits(context.Context, []string) error { return nil }
+// EnsureLimits has nothing to create: the write lock serializes claims.
+func (s *sqliteStore) EnsureLimits(context.Context, []string) error { return nil }
 
 func taskInfoFromSQLite(r sqlitedb.LeasegenTask) TaskInfo {
 	status := Status(r.Status)

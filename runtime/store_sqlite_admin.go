@@ -8,7 +8,7 @@ import (
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
 )
 
-func (s *sqliteStore) list(ctx context.Context, f Filter) ([]TaskInfo, error) {
+func (s *sqliteStore) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	rows, err := s.q.TaskList(ctx, s.db, sqlitedb.TaskListParams{
 		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeMs: millis(f.OlderThan), Lim: int64(f.Limit),
 	})
@@ -22,7 +22,7 @@ func (s *sqliteStore) list(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	return infos, nil
 }
 
-func (s *sqliteStore) retryTask(ctx context.Context, id TaskID) (bool, error) {
+func (s *sqliteStore) RetryTask(ctx context.Context, id TaskID) (bool, error) {
 	var n int64
 	err := s.retry(ctx, func() error {
 		var err error
@@ -35,7 +35,7 @@ func (s *sqliteStore) retryTask(ctx context.Context, id TaskID) (bool, error) {
 	return n > 0, nil
 }
 
-func (s *sqliteStore) purgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error) {
+func (s *sqliteStore) PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error) {
 	var n int64
 	err := s.retry(ctx, func() error {
 		var err error
@@ -48,7 +48,7 @@ func (s *sqliteStore) purgeBatch(ctx context.Context, olderThan time.Duration, b
 	return int(n), nil
 }
 
-func (s *sqliteStore) stats(ctx context.Context) (QueueStats, error) {
+func (s *sqliteStore) Stats(ctx context.Context) (QueueStats, error) {
 	counts, err := s.q.TaskCountByTypeStatus(ctx, s.db)
 	if err != nil {
 		return QueueStats{}, fmt.Errorf("leasegen: count tasks: %w", err)
@@ -70,7 +70,7 @@ func (s *sqliteStore) stats(ctx context.Context) (QueueStats, error) {
 	), nil
 }
 
-func (s *sqliteStore) migrationStatus(ctx context.Context) (map[int]time.Time, error) {
+func (s *sqliteStore) MigrationStatus(ctx context.Context) (map[int]time.Time, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT version, applied_at FROM leasegen_schema_migrations")
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: read applied migrations: %w", err)

@@ -6,15 +6,17 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
 )
 
-// claim takes up to req.Max queued tasks. Without concurrency limits it
+// Claim takes up to req.Max queued tasks. Without concurrency limits it
 // scans outside the write lock and holds the lock for one UPDATE only, so
-// that the scan overlaps other writers; with limits the whole claim runs in
+// that the scan overlaps other writers; with limits the whole Claim runs in
 // one write transaction, which counts the running tasks first.
-func (s *sqliteStore) claim(ctx context.Context, req claimRequest) ([]claimedTask, error) {
-	var claimed []claimedTask
+func (s *sqliteStore) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+	var claimed []driver.ClaimedTask
 	var err error
 	if len(limitScopes(req)) == 0 {
 		claimed, err = s.claimScanned(ctx, req)
@@ -34,8 +36,8 @@ func (s *sqliteStore) claim(ctx context.Context, req claimRequest) ([]claimedTas
 // lock is held for the UPDATE alone, and its affected count tells whether
 // every task was taken; only when some were not are the rows read back, and
 // another round scans again, for at most claimRounds rounds.
-func (s *sqliteStore) claimScanned(ctx context.Context, req claimRequest) ([]claimedTask, error) {
-	var claimed []claimedTask
+func (s *sqliteStore) claimScanned(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+	var claimed []driver.ClaimedTask
 	for range claimRounds {
 		want := req.Max - len(claimed)
 		scanned, err := s.q.TaskClaimScan(ctx, s.db, sqlitedb.TaskClaimScanParams{TaskTypes: req.Types, Limit: int64(want)})
@@ -57,17 +59,17 @@ func (s *sqliteStore) claimScanned(ctx context.Context, req claimRequest) ([]cla
 // takeScanned takes the scanned tasks that are still claimable and returns
 // them as the claim leaves them, in the scan's order, which is the claim
 // order.
-func (s *sqliteStore) takeScanned(ctx context.Context, req claimRequest, scanned []sqlitedb.TaskClaimScanRow) ([]claimedTask, error) {
+func (s *sqliteStore) takeScanned(ctx context.Context, req driver.ClaimRequest, scanned []sqlitedb.TaskClaimScanRow) ([]driver.ClaimedTask, error) {
 	groups := map[time.Duration][]int{} // indexes into scanned, by lease
 	for i, r := range scanned {
-		lease := req.leaseFor(r.TaskType)
+		lease := req.LeaseFor(r.TaskType)
 		groups[lease] = append(groups[lease], i)
 	}
 	taken := make([]bool, len(scanned))
 	for lease, group := range groups {
-		refs := make([]leaseRef, len(group))
+		refs := make([]driver.LeaseRef, len(group))
 		for i, at := range group {
-			refs[i] = leaseRef{ID: TaskID(scanned[at].ID), Attempt: int(scanned[at].Attempt)}
+			refs[i] = driver.LeaseRef{ID: TaskID(scanned[at].ID), Attempt: int(scanned[at].Attempt)}
 		}
 		oks, err := s.take(ctx, req.Owner, lease, refs)
 		if err != nil {
@@ -77,7 +79,7 @@ func (s *sqliteStore) takeScanned(ctx context.Context, req claimRequest, scanned
 			taken[at] = oks[i]
 		}
 	}
-	claimed := make([]claimedTask, 0, len(scanned))
+	claimed := make([]driver.ClaimedTask, 0, len(scanned))
 	for i, r := range scanned {
 		if taken[i] {
 			claimed = append(claimed, scannedCandidate(r).claimed())
@@ -88,15 +90,15 @@ func (s *sqliteStore) takeScanned(ctx context.Context, req claimRequest, scanned
 
 // take claims the tasks of refs that are still queued at the ref's attempt
 // under owner's lease, and reports which it took.
-func (s *sqliteStore) take(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]bool, error) {
+func (s *sqliteStore) take(ctx context.Context, owner string, lease time.Duration, refs []driver.LeaseRef) ([]bool, error) {
 	query, args := claimTakeSQL(owner, lease, refs)
 	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
 	if err != nil {
 		return nil, err
 	}
-	after := make([]leaseRef, len(refs)) // a taken task is at the next attempt
+	after := make([]driver.LeaseRef, len(refs)) // a taken task is at the next attempt
 	for i, r := range refs {
-		after[i] = leaseRef{ID: r.ID, Attempt: r.Attempt + 1}
+		after[i] = driver.LeaseRef{ID: r.ID, Attempt: r.Attempt + 1}
 	}
 	return landedRows(owner, after, n, func(st Status) bool { return st == StatusRunning || st == StatusCancelRequested },
 		func(ids []int64) ([]rowState, error) { return s.rowStates(ctx, ids) })
@@ -105,7 +107,7 @@ func (s *sqliteStore) take(ctx context.Context, owner string, lease time.Duratio
 // claimTakeSQL builds the claim's UPDATE of the scanned refs. The unary +
 // keeps SQLite on the primary key: a plain status term would send it down
 // the whole queue index.
-func claimTakeSQL(owner string, lease time.Duration, refs []leaseRef) (string, []any) {
+func claimTakeSQL(owner string, lease time.Duration, refs []driver.LeaseRef) (string, []any) {
 	b := newStatement(sqliteDialect, len(refs)+4)
 	b.WriteString("UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = ")
 	b.bind(owner)
@@ -118,8 +120,8 @@ func claimTakeSQL(owner string, lease time.Duration, refs []leaseRef) (string, [
 
 // claimLimited plans and marks a claim under concurrency limits in one
 // write transaction.
-func (s *sqliteStore) claimLimited(ctx context.Context, req claimRequest) ([]claimedTask, error) {
-	var claimed []claimedTask
+func (s *sqliteStore) claimLimited(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+	var claimed []driver.ClaimedTask
 	err := s.immediate(ctx, func(conn *sql.Conn) error {
 		claimed = nil
 		picked, err := planClaim(ctx, sqliteClaimSource{s: s, conn: conn}, req)
@@ -177,7 +179,7 @@ func (c sqliteClaimSource) candidates(ctx context.Context, types []string, limit
 // scannedCandidate is a scanned row as a claim may take it.
 func scannedCandidate(r sqlitedb.TaskClaimScanRow) candidate {
 	return candidate{
-		claimedTask: claimedTask{
+		ClaimedTask: driver.ClaimedTask{
 			ID: TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 			AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,

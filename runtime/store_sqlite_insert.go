@@ -5,16 +5,18 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
 )
 
-// insert stores tasks with one INSERT ... RETURNING each, prepared once per
+// Insert stores tasks with one INSERT ... RETURNING each, prepared once per
 // call: SQLite does not promise RETURNING's row order for a multi-row
 // INSERT, and a prepared statement in one local transaction costs
 // microseconds a row (compiling it again for every row cost more than
 // running it). A batch is atomic: it runs in q's transaction, or in one of
 // its own.
-func (s *sqliteStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
+func (s *sqliteStore) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]TaskID, error) {
 	if db, ok := q.(*sql.DB); ok && len(tasks) > 1 {
 		var ids []TaskID
 		err := s.retry(ctx, func() error {
@@ -30,7 +32,7 @@ func (s *sqliteStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]Ta
 		})
 		return ids, err
 	}
-	if q == dbtx(s.db) {
+	if q == driver.DBTX(s.db) {
 		var ids []TaskID
 		err := s.retry(ctx, func() error {
 			var err error
@@ -42,9 +44,9 @@ func (s *sqliteStore) insert(ctx context.Context, q dbtx, tasks []newTask) ([]Ta
 	return s.insertEach(ctx, q, tasks)
 }
 
-func (s *sqliteStore) insertEach(ctx context.Context, q dbtx, tasks []newTask) ([]TaskID, error) {
+func (s *sqliteStore) insertEach(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]TaskID, error) {
 	if len(tasks) > 1 {
-		p := &preparedOnce{dbtx: q}
+		p := &preparedOnce{DBTX: q}
 		defer p.close()
 		q = p
 	}
@@ -71,7 +73,7 @@ func (s *sqliteStore) insertEach(ctx context.Context, q dbtx, tasks []newTask) (
 // statement prepared at its first run, so that the method's own argument
 // order serves every row. Other methods pass through.
 type preparedOnce struct {
-	dbtx
+	driver.DBTX
 	query string
 	stmt  *sql.Stmt
 }
@@ -80,14 +82,14 @@ type preparedOnce struct {
 // cannot be prepared, the plain call reports why.
 func (p *preparedOnce) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if p.stmt == nil {
-		stmt, err := p.dbtx.PrepareContext(ctx, query)
+		stmt, err := p.DBTX.PrepareContext(ctx, query)
 		if err != nil {
-			return p.dbtx.QueryRowContext(ctx, query, args...)
+			return p.DBTX.QueryRowContext(ctx, query, args...)
 		}
 		p.query, p.stmt = query, stmt
 	}
 	if query != p.query {
-		return p.dbtx.QueryRowContext(ctx, query, args...)
+		return p.DBTX.QueryRowContext(ctx, query, args...)
 	}
 	return p.stmt.QueryRowContext(ctx, args...)
 }

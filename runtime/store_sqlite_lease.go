@@ -7,11 +7,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
 )
 
-// claimable reads outside the write lock: WAL readers never wait.
-func (s *sqliteStore) claimable(ctx context.Context, types []string) (bool, error) {
+// Claimable reads outside the write lock: WAL readers never wait.
+func (s *sqliteStore) Claimable(ctx context.Context, types []string) (bool, error) {
 	ok, err := s.q.TaskClaimable(ctx, s.db, sqlitedb.TaskClaimableParams{TaskTypes: types})
 	if err != nil {
 		return false, fmt.Errorf("leasegen: look for claimable tasks: %w", err)
@@ -22,10 +24,10 @@ func (s *sqliteStore) claimable(ctx context.Context, types []string) (bool, erro
 // sqliteRenewChunk is the most leases one renewal statement extends.
 const sqliteRenewChunk = 10000
 
-// renew extends the leases in one UPDATE ... RETURNING (per 10,000): the
+// Renew extends the leases in one UPDATE ... RETURNING (per 10,000): the
 // rows it returns are the executions that still hold their task.
-func (s *sqliteStore) renew(ctx context.Context, owner string, lease time.Duration, refs []leaseRef) ([]leaseState, error) {
-	renewed := make(map[leaseRef]Status, len(refs))
+func (s *sqliteStore) Renew(ctx context.Context, owner string, lease time.Duration, refs []driver.LeaseRef) ([]driver.LeaseState, error) {
+	renewed := make(map[driver.LeaseRef]Status, len(refs))
 	// One statement for up to sqliteRenewChunk leases: SQLite allows
 	// 32,766 parameters a statement.
 	for chunk := range slices.Chunk(refs, sqliteRenewChunk) {
@@ -43,18 +45,18 @@ func (s *sqliteStore) renew(ctx context.Context, owner string, lease time.Durati
 			return nil, fmt.Errorf("leasegen: renew %d leases: %w", len(refs), err)
 		}
 		for _, r := range rows {
-			renewed[leaseRef{ID: TaskID(r.ID), Attempt: int(r.Attempt)}] = Status(r.Status)
+			renewed[driver.LeaseRef{ID: TaskID(r.ID), Attempt: int(r.Attempt)}] = Status(r.Status)
 		}
 	}
-	states := make([]leaseState, len(refs))
+	states := make([]driver.LeaseState, len(refs))
 	for i, ref := range refs {
 		status, held := renewed[ref]
-		states[i] = leaseState{Ref: ref, Held: held, CancelRequested: held && status == StatusCancelRequested}
+		states[i] = driver.LeaseState{Ref: ref, Held: held, CancelRequested: held && status == StatusCancelRequested}
 	}
 	return states, nil
 }
 
-func (s *sqliteStore) complete(ctx context.Context, q dbtx, owner string, ref leaseRef, result string) (bool, error) {
+func (s *sqliteStore) Complete(ctx context.Context, q driver.DBTX, owner string, ref driver.LeaseRef, result string) (bool, error) {
 	var n int64
 	write := func() error {
 		var err error
@@ -64,7 +66,7 @@ func (s *sqliteStore) complete(ctx context.Context, q dbtx, owner string, ref le
 		return err
 	}
 	var err error
-	if q == dbtx(s.db) {
+	if q == driver.DBTX(s.db) {
 		err = s.retry(ctx, write)
 	} else {
 		err = write() // inside the caller's transaction: no retry, no queueing
@@ -75,7 +77,7 @@ func (s *sqliteStore) complete(ctx context.Context, q dbtx, owner string, ref le
 	return n == 1, nil
 }
 
-func (s *sqliteStore) fail(ctx context.Context, owner string, ref leaseRef, f failure) (bool, error) {
+func (s *sqliteStore) Fail(ctx context.Context, owner string, ref driver.LeaseRef, f driver.Failure) (bool, error) {
 	next := StatusFailed
 	if f.Retry {
 		next = StatusQueued
@@ -95,7 +97,7 @@ func (s *sqliteStore) fail(ctx context.Context, owner string, ref leaseRef, f fa
 	return n == 1, nil
 }
 
-func (s *sqliteStore) release(ctx context.Context, owner string, ref leaseRef, delay time.Duration) (bool, error) {
+func (s *sqliteStore) Release(ctx context.Context, owner string, ref driver.LeaseRef, delay time.Duration) (bool, error) {
 	var n int64
 	err := s.retry(ctx, func() error {
 		var err error
@@ -110,8 +112,8 @@ func (s *sqliteStore) release(ctx context.Context, owner string, ref leaseRef, d
 	return n == 1, nil
 }
 
-// leasesExpired reads outside the write lock.
-func (s *sqliteStore) leasesExpired(ctx context.Context) (bool, error) {
+// LeasesExpired reads outside the write lock.
+func (s *sqliteStore) LeasesExpired(ctx context.Context) (bool, error) {
 	expired, err := s.q.TaskLeasesExpired(ctx, s.db)
 	if err != nil {
 		return false, fmt.Errorf("leasegen: look for expired leases: %w", err)
@@ -119,8 +121,8 @@ func (s *sqliteStore) leasesExpired(ctx context.Context) (bool, error) {
 	return expired, nil
 }
 
-func (s *sqliteStore) recoverBatch(ctx context.Context, batch int) ([]recoveredTask, error) {
-	var recovered []recoveredTask
+func (s *sqliteStore) RecoverBatch(ctx context.Context, batch int) ([]driver.RecoveredTask, error) {
+	var recovered []driver.RecoveredTask
 	err := s.immediate(ctx, func(conn *sql.Conn) error {
 		recovered = nil
 		rows, err := s.q.TaskRecoverCandidates(ctx, conn, sqlitedb.TaskRecoverCandidatesParams{Limit: int64(batch)})
@@ -130,7 +132,7 @@ func (s *sqliteStore) recoverBatch(ctx context.Context, batch int) ([]recoveredT
 		ids := make([]int64, len(rows))
 		for i, r := range rows {
 			ids[i] = r.ID
-			recovered = append(recovered, recoveredTask{
+			recovered = append(recovered, driver.RecoveredTask{
 				ID:      TaskID(r.ID),
 				Outcome: recoveryOutcome(Status(r.Status), int(r.Attempt), int(r.FreeAttempts), int(r.MaxAttempts)),
 				Overdue: time.Duration(r.OverdueMs) * time.Millisecond,
@@ -144,14 +146,14 @@ func (s *sqliteStore) recoverBatch(ctx context.Context, batch int) ([]recoveredT
 	return recovered, nil
 }
 
-// beginExecutionTx begins an ordinary transaction: SQLite has no network
+// BeginExecutionTx begins an ordinary transaction: SQLite has no network
 // between the worker and its sessions.
-func (s *sqliteStore) beginExecutionTx(ctx context.Context, _ time.Duration) (*sql.Tx, func(), error) {
+func (s *sqliteStore) BeginExecutionTx(ctx context.Context, _ time.Duration) (*sql.Tx, func(), error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	return tx, func() {}, err
 }
 
-func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (TaskID, error) {
+func (s *sqliteStore) RecordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id TaskID) (TaskID, error) {
 	n, err := s.q.IdempotencyKeyRecord(ctx, tx, sqlitedb.IdempotencyKeyRecordParams{TaskType: taskType, IdemKey: key, TaskID: int64(id)})
 	if err != nil {
 		return 0, fmt.Errorf("leasegen: record idempotency key of task %d: %w", id, err)
@@ -166,10 +168,10 @@ func (s *sqliteStore) recordKey(ctx context.Context, tx *sql.Tx, taskType, key s
 	return TaskID(holder), nil
 }
 
-// completeMany runs one grouped completion; when it changed fewer rows than
+// CompleteMany runs one grouped completion; when it changed fewer rows than
 // it named, the rows are read back to tell which took effect. Reading the
 // affected count instead of RETURNING rows saves a tenth of the statement.
-func (s *sqliteStore) completeMany(ctx context.Context, owner string, reqs []completionRequest) ([]bool, error) {
+func (s *sqliteStore) CompleteMany(ctx context.Context, owner string, reqs []driver.CompletionRequest) ([]bool, error) {
 	query, args := completeManySQL(owner, reqs, sqliteDialect)
 	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
 	if err != nil {
@@ -188,7 +190,7 @@ func (s *sqliteStore) rowStates(ctx context.Context, ids []int64) ([]rowState, e
 	return states, err
 }
 
-func (s *sqliteStore) releaseUnstarted(ctx context.Context, owner string, refs []leaseRef) (int64, error) {
+func (s *sqliteStore) ReleaseUnstarted(ctx context.Context, owner string, refs []driver.LeaseRef) (int64, error) {
 	query, args := releaseUnstartedSQL(owner, refs, sqliteDialect)
 	n, err := rowsAffected(ctx, s.retry, s.db, query, args)
 	if err != nil {

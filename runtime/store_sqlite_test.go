@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
@@ -20,16 +22,16 @@ func TestSQLiteTakeSkipsTasksClaimedSinceTheScan(t *testing.T) {
 	t.Parallel()
 	b := setupEngine(t, kindSQLite)
 	s := b.engine.store.(*sqliteStore)
-	var refs []leaseRef // as a scan saw them: queued at attempt 0
+	var refs []driver.LeaseRef // as a scan saw them: queued at attempt 0
 	for range 4 {
-		refs = append(refs, leaseRef{ID: b.enqueue(t, "a")})
+		refs = append(refs, driver.LeaseRef{ID: b.enqueue(t, "a")})
 	}
 	// Since the scan: task 1 was claimed by w2; task 2 was claimed by w2 and
 	// released, so it is queued again at attempt 1.
 	if oks, err := s.take(bg, "w2", time.Minute, refs[1:3]); err != nil || !oks[0] || !oks[1] {
 		t.Fatalf("w2's take = %v, %v", oks, err)
 	}
-	released, err := s.release(bg, "w2", leaseRef{ID: refs[2].ID, Attempt: 1}, 0)
+	released, err := s.Release(bg, "w2", driver.LeaseRef{ID: refs[2].ID, Attempt: 1}, 0)
 	if err != nil || !released {
 		t.Fatalf("release = %v, %v", released, err)
 	}
@@ -63,7 +65,7 @@ func TestSQLiteRenewsMoreLeasesThanOneStatementNames(t *testing.T) {
 	}
 	_, err := b.client.EnqueueMany(bg, reqs)
 	dbtest.Must(t, "enqueue", err)
-	var refs []leaseRef
+	var refs []driver.LeaseRef
 	for len(refs) < n {
 		claimed := b.claim(t, "w", maxClaimBatch, "a")
 		if len(claimed) == 0 {
@@ -71,7 +73,7 @@ func TestSQLiteRenewsMoreLeasesThanOneStatementNames(t *testing.T) {
 		}
 		refs = append(refs, refsOf(claimed)...)
 	}
-	states, err := b.engine.store.renew(bg, "w", time.Minute, refs)
+	states, err := b.engine.store.Renew(bg, "w", time.Minute, refs)
 	dbtest.Must(t, "renew", err)
 	for i, st := range states {
 		if !st.Held {
@@ -141,7 +143,7 @@ func TestSQLiteErrorCodes(t *testing.T) {
 	}
 	s := &sqliteStore{}
 	_, err = impatient.Exec("SELECT * FROM leasegen_tasks")
-	if s.errorKind(err) != errNoTable || sqliteConflict(err) {
+	if s.ErrorKind(err) != driver.KindNoTable || sqliteConflict(err) {
 		t.Errorf("a read of a missing leasegen table: %v, want errNoTable", err)
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/leasegen/leasegen/runtime/internal/sqlitedb"
 )
 
-// registerWorker runs in one write transaction, which serializes starting
+// RegisterWorker runs in one write transaction, which serializes starting
 // workers.
-func (s *sqliteStore) registerWorker(ctx context.Context, r workerRegistration) error {
+func (s *sqliteStore) RegisterWorker(ctx context.Context, r driver.WorkerRegistration) error {
 	return s.immediate(ctx, func(conn *sql.Conn) error {
 		if err := s.q.WorkerDeleteExpired(ctx, conn); err != nil {
 			return fmt.Errorf("leasegen: delete dead workers' rows: %w", err)
@@ -32,7 +34,7 @@ func (s *sqliteStore) registerWorker(ctx context.Context, r workerRegistration) 
 	})
 }
 
-func (s *sqliteStore) renewWorker(ctx context.Context, r workerRegistration) (bool, error) {
+func (s *sqliteStore) RenewWorker(ctx context.Context, r driver.WorkerRegistration) (bool, error) {
 	var renewed, inserted int64
 	err := s.retry(ctx, func() error {
 		var err error
@@ -53,7 +55,7 @@ func (s *sqliteStore) renewWorker(ctx context.Context, r workerRegistration) (bo
 	return false, nil
 }
 
-func (s *sqliteStore) unregisterWorker(ctx context.Context, id string) error {
+func (s *sqliteStore) UnregisterWorker(ctx context.Context, id string) error {
 	err := s.retry(ctx, func() error { return s.q.WorkerDelete(ctx, s.db, sqlitedb.WorkerDeleteParams{WorkerID: id}) })
 	if err != nil {
 		return fmt.Errorf("leasegen: delete worker %q's row: %w", id, err)
@@ -61,7 +63,7 @@ func (s *sqliteStore) unregisterWorker(ctx context.Context, id string) error {
 	return nil
 }
 
-func (s *sqliteStore) liveWorkers(ctx context.Context) ([]WorkerInfo, error) {
+func (s *sqliteStore) LiveWorkers(ctx context.Context) ([]WorkerInfo, error) {
 	rows, err := s.q.WorkerListLive(ctx, s.db)
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: list live workers: %w", err)
@@ -69,7 +71,7 @@ func (s *sqliteStore) liveWorkers(ctx context.Context) ([]WorkerInfo, error) {
 	return workersFromSQLite(rows), nil
 }
 
-func sqliteWorkerRow(r workerRegistration) sqlitedb.WorkerInsertParams {
+func sqliteWorkerRow(r driver.WorkerRegistration) sqlitedb.WorkerInsertParams {
 	return sqlitedb.WorkerInsertParams{
 		WorkerID: r.ID, Host: r.Host, Pid: int64(r.PID), TtlMs: millis(r.TTL),
 		MaxConcurrency: int64(r.MaxConcurrency), GlobalLimit: int64(r.GlobalLimit), TaskLimits: encodeLimits(r.TaskLimits),

@@ -2,12 +2,14 @@ package runtime
 
 import (
 	"context"
-	"database/sql/driver"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"syscall"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // ErrUnavailable reports that the database could not be reached or dropped
@@ -29,25 +31,15 @@ var ErrOutcomeUnknown = errors.New("leasegen: outcome unknown: the database may 
 // a missing table fail with it.
 var ErrNoSchema = errors.New("leasegen: the database lacks leasegen's schema: run Engine.Migrate (or leasectl migrate up)")
 
-// errorKind is what a driver's error means to the runtime, as each
-// engine's store reads it from the driver's own error type.
-type errorKind int
-
-const (
-	errOther    errorKind = iota
-	errNoTable            // a leasegen table does not exist
-	errConnLost           // the driver lost the connection mid-statement
-)
-
 // classify marks connection failures with ErrUnavailable and missing tables
 // with ErrNoSchema.
 func (e *Engine) classify(err error) error {
 	switch {
 	case err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNoSchema):
 		return err
-	case unavailable(err, e.store.errorKind(err)):
+	case unavailable(err, e.store.ErrorKind(err)):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	case e.store.errorKind(err) == errNoTable:
+	case e.store.ErrorKind(err) == driver.KindNoTable:
 		return fmt.Errorf("%w: %w", ErrNoSchema, err)
 	}
 	return err
@@ -56,7 +48,7 @@ func (e *Engine) classify(err error) error {
 // classifyWrite is classify for a call that writes: a connection lost or a
 // context ended after its statement was sent leaves the outcome unknown.
 func (e *Engine) classifyWrite(err error) error {
-	if err != nil && outcomeUnknown(err, e.store.errorKind(err)) {
+	if err != nil && outcomeUnknown(err, e.store.ErrorKind(err)) {
 		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 	}
 	return e.classify(err)
@@ -65,28 +57,28 @@ func (e *Engine) classifyWrite(err error) error {
 // outcomeUnknown reports an error that may have come after a statement
 // reached the database. database/sql returns driver.ErrBadConn, and a
 // failed dial, only when nothing was sent.
-func outcomeUnknown(err error, kind errorKind) bool {
+func outcomeUnknown(err error, kind driver.ErrorKind) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	var opErr *net.OpError
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &opErr) && opErr.Op == "dial") {
+	if errors.Is(err, sqldriver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &opErr) && opErr.Op == "dial") {
 		return false
 	}
-	return errors.As(err, &opErr) || kind == errConnLost ||
+	return errors.As(err, &opErr) || kind == driver.KindConnLost ||
 		errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET)
 }
 
 // unavailable reports errors that mean "no database right now" rather than
 // "this request is wrong". A caller's cancelled context is neither.
-func unavailable(err error, kind errorKind) bool {
+func unavailable(err error, kind driver.ErrorKind) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var opErr *net.OpError
-	return errors.As(err, &opErr) || kind == errConnLost ||
-		errors.Is(err, driver.ErrBadConn) ||
+	return errors.As(err, &opErr) || kind == driver.KindConnLost ||
+		errors.Is(err, sqldriver.ErrBadConn) ||
 		errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // Worker claims and executes tasks of the types it has handlers for. Many
@@ -29,14 +31,14 @@ type Worker struct {
 	// default: Start shortens it to fit the shortest task type's lease.
 	heartbeatDerived bool
 	// reg is the worker's row in leasegen_workers, kept while it runs.
-	reg workerRegistration
+	reg driver.WorkerRegistration
 
 	mu      sync.Mutex
 	started bool
 	// active holds every execution whose lease the worker holds: its handler
 	// runs, or its outcome is being written. running counts the handlers
 	// that have not returned: they take the worker's slots.
-	active  map[leaseRef]*execution
+	active  map[driver.LeaseRef]*execution
 	running int
 	// stopping is set by Stop; drained is made once the poller has stopped
 	// and closed when active empties.
@@ -72,7 +74,7 @@ func NewWorker(engine *Engine, cfg Config) (*Worker, error) {
 		cfg:      cfg,
 		handlers: map[string]*handler{},
 		wake:     make(chan struct{}, 1),
-		active:   map[leaseRef]*execution{},
+		active:   map[driver.LeaseRef]*execution{},
 
 		heartbeatDerived: derived,
 	}
@@ -126,18 +128,18 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.fitHeartbeat(); err != nil {
 		return err
 	}
-	if err := w.engine.store.check(ctx); err != nil {
+	if err := w.engine.store.Check(ctx); err != nil {
 		return w.engine.classify(err)
 	}
 	if err := w.engine.requireSchema(ctx); err != nil {
 		return err
 	}
 	req := w.claimTemplate()
-	if err := w.engine.store.ensureLimits(ctx, limitScopes(req)); err != nil {
+	if err := w.engine.store.EnsureLimits(ctx, limitScopes(req)); err != nil {
 		return w.engine.classify(err)
 	}
 	w.reg = w.registration(req)
-	if err := w.engine.store.registerWorker(ctx, w.reg); err != nil {
+	if err := w.engine.store.RegisterWorker(ctx, w.reg); err != nil {
 		return w.engine.classify(err)
 	}
 	localWorkers.Store(localWorker{w.engine.db, w.reg.ID}, true)
@@ -180,8 +182,8 @@ func (w *Worker) fitHeartbeat() error {
 }
 
 // claimTemplate is the part of every claim request that never changes.
-func (w *Worker) claimTemplate() claimRequest {
-	req := claimRequest{
+func (w *Worker) claimTemplate() driver.ClaimRequest {
+	req := driver.ClaimRequest{
 		Owner:       w.cfg.WorkerID,
 		Lease:       w.cfg.LeaseTimeout,
 		Types:       slices.Sorted(maps.Keys(w.handlers)),
@@ -243,7 +245,7 @@ func (w *Worker) unregister() {
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.HeartbeatInterval)
 	defer cancel()
 	localWorkers.Delete(localWorker{w.engine.db, w.reg.ID})
-	if err := w.engine.store.unregisterWorker(ctx, w.reg.ID); err != nil {
+	if err := w.engine.store.UnregisterWorker(ctx, w.reg.ID); err != nil {
 		w.cfg.Logger.Warn("leasegen: deleting the worker's row failed; it expires on its own", "worker", w.reg.ID,
 			"alive_for", w.reg.TTL, "err", err)
 	}

@@ -10,6 +10,10 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
 // localWorkers holds this process's started workers, by database handle
@@ -24,44 +28,22 @@ type localWorker struct {
 }
 
 // WorkerInfo is a live worker, as its row in leasegen_workers shows it.
-type WorkerInfo struct {
-	ID             string
-	Host           string
-	PID            int
-	StartedAt      time.Time // UTC, from the database's clock
-	AliveUntil     time.Time // the row's expiry: renewed every RecoveryInterval
-	MaxConcurrency int
-	GlobalLimit    int            // 0: none
-	TaskLimits     map[string]int // every task type it handles, with its concurrency limit (0: none)
-}
+type WorkerInfo = leasetype.WorkerInfo
 
 // Workers lists the live workers, by id.
 func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
-	workers, err := c.engine.store.liveWorkers(ctx)
+	workers, err := c.engine.store.LiveWorkers(ctx)
 	return workers, c.engine.classify(err)
 }
 
-// workerRegistration is the row a worker keeps while it runs.
-type workerRegistration struct {
-	ID             string
-	Host           string
-	PID            int
-	MaxConcurrency int
-	GlobalLimit    int
-	TaskLimits     map[string]int
-	// TTL is how long the row lives without a renewal: two
-	// RecoveryIntervals, so one late renewal does not end it.
-	TTL time.Duration
-}
-
 // registration is the worker's row.
-func (w *Worker) registration(req claimRequest) workerRegistration {
+func (w *Worker) registration(req driver.ClaimRequest) driver.WorkerRegistration {
 	host, _ := os.Hostname()
 	limits := map[string]int{}
 	for _, t := range req.Types {
 		limits[t] = req.TypeLimits[t]
 	}
-	return workerRegistration{
+	return driver.WorkerRegistration{
 		ID: w.cfg.WorkerID, Host: host, PID: os.Getpid(),
 		MaxConcurrency: w.cfg.MaxConcurrency, GlobalLimit: req.GlobalLimit, TaskLimits: limits,
 		TTL: 2 * w.cfg.RecoveryInterval,
@@ -86,7 +68,7 @@ func decodeLimits(s string) map[string]int {
 // worker: the same id, unless that row is a dead predecessor of this
 // process (same host, and its process is gone or is this one), or limits
 // that differ for a scope both count.
-func checkWorkerConflicts(db *sql.DB, r workerRegistration, live []WorkerInfo) error {
+func checkWorkerConflicts(db *sql.DB, r driver.WorkerRegistration, live []WorkerInfo) error {
 	for _, o := range live {
 		if o.ID == r.ID {
 			if _, here := localWorkers.Load(localWorker{db, r.ID}); !here && o.Host == r.Host && (o.PID == r.PID || processGone(o.PID)) {
@@ -123,7 +105,7 @@ func limitText(n int) string {
 
 // renewRegistration renews the worker's row, once per recovery pass.
 func (w *Worker) renewRegistration(ctx context.Context) {
-	present, err := w.engine.store.renewWorker(ctx, w.reg)
+	present, err := w.engine.store.RenewWorker(ctx, w.reg)
 	switch {
 	case err != nil:
 		w.cfg.Logger.Warn("leasegen: renewing the worker's row failed", "worker", w.cfg.WorkerID, "err", err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
@@ -87,9 +89,9 @@ func TestWorkerRegistryDeadRows(t *testing.T) {
 		dead := exec.Command("true")
 		dbtest.Must(t, "run a short process", dead.Run())
 		store := b.engine.store
-		dbtest.Must(t, "a crashed predecessor's row", store.registerWorker(bg, workerRegistration{
+		dbtest.Must(t, "a crashed predecessor's row", store.RegisterWorker(bg, driver.WorkerRegistration{
 			ID: "w-local", Host: host, PID: dead.Process.Pid, TaskLimits: map[string]int{"a": 0}, TTL: time.Hour}))
-		dbtest.Must(t, "another host's row", store.registerWorker(bg, workerRegistration{
+		dbtest.Must(t, "another host's row", store.RegisterWorker(bg, driver.WorkerRegistration{
 			ID: "w-remote", Host: "elsewhere", PID: 1, TaskLimits: map[string]int{"a": 0}, TTL: 300 * time.Millisecond}))
 
 		cfg := testConfig()

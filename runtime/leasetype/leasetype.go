@@ -4,7 +4,10 @@
 // them; services import runtime, not this package.
 package leasetype
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // TaskID identifies a task. It is the task row's primary key.
 type TaskID int64
@@ -78,3 +81,22 @@ type QueueStats struct {
 	OldestQueued    map[string]time.Time // per type: the earliest available_at of its queued tasks
 	RunningByWorker map[string]int       // lease owner -> running tasks
 }
+
+// WorkerInfo is a live worker, as its row in leasegen_workers shows it.
+type WorkerInfo struct {
+	ID             string
+	Host           string
+	PID            int
+	StartedAt      time.Time // UTC, from the database's clock
+	AliveUntil     time.Time // the row's expiry: renewed every RecoveryInterval
+	MaxConcurrency int
+	GlobalLimit    int            // 0: none
+	TaskLimits     map[string]int // every task type it handles, with its concurrency limit (0: none)
+}
+
+// ErrTaskNotFound reports an id that names no task.
+var ErrTaskNotFound = errors.New("leasegen: task not found")
+
+// ErrWorkerIDInUse reports a Worker.Start whose WorkerID a live worker
+// holds: two workers with one id would complete each other's tasks.
+var ErrWorkerIDInUse = errors.New("leasegen: worker id in use")
