@@ -16,7 +16,7 @@ FUZZTIME ?= 10s
 # Packages outside ./... : the example service and the golden cases.
 TESTDATA := ./testdata/example/... ./testdata/golden/...
 # Packages with tests on a MySQL server.
-MYSQL_PKGS := ./runtime/ ./metrics/ ./internal/leasectl/ ./internal/engines/ ./cmd/leasegen-bench/ ./testdata/example/billing/
+MYSQL_PKGS := ./runtime/driver/leasemysql/ ./metrics/ ./internal/leasectl/ ./internal/engines/ ./cmd/leasegen-bench/ ./testdata/example/billing/
 # Sets LEASEGEN_MYSQL_DSN to Oracle MySQL 9.7, building and starting it when
 # needed; with CI=true a failure fails, elsewhere the caller skips.
 MYSQL97_ENV := env=$$(scripts/mysql97.sh env) || { if [ "$${CI:-}" = true ]; then exit 1; fi; \
@@ -57,13 +57,13 @@ fuzz: ## short fuzz runs (FUZZTIME each, default 10s) of the annotation parser a
 	$(GO) test ./testdata/example/billing -run '^$$' -fuzz FuzzNotifyPayloadDecoding -fuzztime $(FUZZTIME)
 
 bench-smoke: ## run each Go benchmark of the hot paths once, so that they keep working
-	@$(MYSQL_ENV); $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./runtime/
+	@$(MYSQL_ENV); $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./runtime/driver/leasemysql/ ./runtime/driver/leasesqlite/
 
 bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
 	scripts/gen-bench.sh
 
 bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~15 min an engine) on SQLite and, when up, MariaDB and MySQL 9.7 (make mysql97)
-	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/
+	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/driver/leasemysql/ ./runtime/driver/leasesqlite/
 	$(GO) run ./cmd/leasegen-bench -sqlite
 	@if mariadb-admin -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1; then \
 		$(GO) run ./cmd/leasegen-bench -mysql 'root@tcp(127.0.0.1:3306)/'; \

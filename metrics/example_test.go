@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/leasegen/leasegen/metrics"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 )
 
 // Serve /metrics for a worker: register the collectors on your registry,
@@ -25,7 +25,7 @@ import (
 func Example() {
 	dir, _ := os.MkdirTemp("", "metrics-example")
 	defer os.RemoveAll(dir)
-	db, _ := sql.Open("sqlite", runtime.SQLiteDSN(filepath.Join(dir, "tasks.db")))
+	db, _ := leasesqlite.Open(filepath.Join(dir, "tasks.db"))
 	defer db.Close()
 	ctx := context.Background()
 
@@ -34,7 +34,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	engine := runtime.SQLite(db, runtime.WithObserver(m))
+	engine := runtime.NewEngine(leasesqlite.New(db), runtime.WithObserver(m))
 	if err := engine.Migrate(ctx); err != nil {
 		panic(err)
 	}

@@ -3,7 +3,7 @@
 //
 //	reg := prometheus.NewRegistry()
 //	m, err := metrics.New(reg)
-//	engine := runtime.MySQL(db, runtime.WithObserver(m))
+//	engine := runtime.NewEngine(leasemysql.New(db), runtime.WithObserver(m))
 //	go m.WatchQueue(ctx, client, 15*time.Second) // queue depth, one query per interval
 //	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 //

@@ -16,6 +16,8 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 )
 
 // openEngine returns a migrated engine of kind observed by m.
@@ -23,14 +25,14 @@ func openEngine(t *testing.T, kind string, m *Metrics) (*runtime.Engine, *sql.DB
 	t.Helper()
 	if kind == "mysql" {
 		db := dbtest.New(t).DB
-		e := runtime.MySQL(db, runtime.WithObserver(m))
+		e := runtime.NewEngine(leasemysql.New(db), runtime.WithObserver(m))
 		dbtest.Must(t, "migrate", e.Migrate(context.Background()))
 		return e, db
 	}
-	db, err := sql.Open("sqlite", runtime.SQLiteDSN(filepath.Join(t.TempDir(), "m.db")))
+	db, err := leasesqlite.Open(filepath.Join(t.TempDir(), "m.db"))
 	dbtest.Must(t, "open", err)
 	t.Cleanup(func() { db.Close() })
-	e := runtime.SQLite(db, runtime.WithObserver(m))
+	e := runtime.NewEngine(leasesqlite.New(db), runtime.WithObserver(m))
 	dbtest.Must(t, "migrate", e.Migrate(context.Background()))
 	return e, db
 }

@@ -25,7 +25,7 @@ func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	if f.Limit < 0 || f.OlderThan < 0 {
 		return nil, fmt.Errorf("%w: list limit and age must not be negative", ErrInvalidTask)
 	}
-	infos, err := c.engine.store.List(ctx, f)
+	infos, err := c.engine.driver.List(ctx, f)
 	return infos, c.engine.classify(err)
 }
 
@@ -33,11 +33,11 @@ func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 // It returns ErrTaskNotFound for an unknown id and ErrTaskNotRetryable for a
 // task in another status.
 func (c *Client) Retry(ctx context.Context, id TaskID) error {
-	changed, err := c.engine.store.RetryTask(ctx, id)
+	changed, err := c.engine.driver.RetryTask(ctx, id)
 	if err != nil || changed {
 		return c.engine.classify(err)
 	}
-	info, err := c.engine.store.Get(ctx, id)
+	info, err := c.engine.driver.Get(ctx, id)
 	if err != nil {
 		return c.engine.classify(err)
 	}
@@ -53,7 +53,7 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 	}
 	total := 0
 	for {
-		n, err := c.engine.store.PurgeBatch(ctx, olderThan, batch)
+		n, err := c.engine.driver.PurgeBatch(ctx, olderThan, batch)
 		total += n
 		if err != nil || n < batch {
 			return total, c.engine.classify(err)
@@ -64,25 +64,6 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 // Stats counts the tasks by type and status, with each type's oldest queued
 // task and the running tasks of each worker.
 func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
-	s, err := c.engine.store.Stats(ctx)
+	s, err := c.engine.driver.Stats(ctx)
 	return s, c.engine.classify(err)
-}
-
-// queueStats assembles QueueStats from an engine's three stats queries,
-// whatever row types its sqlc code uses.
-func queueStats[C, O, R any](counts []C, oldest []O, running []R,
-	count func(C) TypeStatusCount, old func(O) (string, time.Time), run func(R) (string, int)) QueueStats {
-	st := QueueStats{OldestQueued: map[string]time.Time{}, RunningByWorker: map[string]int{}}
-	for _, c := range counts {
-		st.Counts = append(st.Counts, count(c))
-	}
-	for _, o := range oldest {
-		typ, at := old(o)
-		st.OldestQueued[typ] = at
-	}
-	for _, r := range running {
-		owner, n := run(r)
-		st.RunningByWorker[owner] = n
-	}
-	return st
 }

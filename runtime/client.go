@@ -97,7 +97,7 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []Request) ([]TaskID, err
 		return nil, err
 	}
 	for _, r := range reqs {
-		c.engine.notify(r.Type)
+		c.engine.driver.Notify(r.Type)
 	}
 	return ids, nil
 }
@@ -122,10 +122,10 @@ func (c *Client) enqueue(ctx context.Context, q driver.DBTX, reqs []Request) ([]
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent
 	}
-	if err := c.engine.store.Check(ctx); err != nil {
+	if err := c.engine.driver.Check(ctx); err != nil {
 		return nil, c.engine.classify(err)
 	}
-	if limit := c.engine.store.PayloadLimit(); limit > 0 {
+	if limit := c.engine.driver.PayloadLimit(); limit > 0 {
 		for _, t := range tasks {
 			if len(t.Payload) > limit {
 				return nil, fmt.Errorf("%w: %s payload is %d bytes; the server takes at most %d in a row (half its max_allowed_packet less 64 KiB: escaping can double a payload)",
@@ -133,7 +133,7 @@ func (c *Client) enqueue(ctx context.Context, q driver.DBTX, reqs []Request) ([]
 			}
 		}
 	}
-	ids, err := c.engine.store.Insert(ctx, q, tasks)
+	ids, err := c.engine.driver.Insert(ctx, q, tasks)
 	if err != nil {
 		return nil, c.engine.classifyWrite(err)
 	}
@@ -191,7 +191,7 @@ func (c *Client) newTask(r Request) (driver.NewTask, error) {
 
 // Get returns the task with id, or ErrTaskNotFound.
 func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
-	info, err := c.engine.store.Get(ctx, id)
+	info, err := c.engine.driver.Get(ctx, id)
 	return info, c.engine.classify(err)
 }
 
@@ -204,7 +204,7 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 	if limit <= 0 {
 		return nil, fmt.Errorf("%w: list limit must be > 0, got %d", ErrInvalidTask, limit)
 	}
-	infos, err := c.engine.store.ListByOwner(ctx, owner, statuses, limit)
+	infos, err := c.engine.driver.ListByOwner(ctx, owner, statuses, limit)
 	return infos, c.engine.classify(err)
 }
 
@@ -214,11 +214,11 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 // ErrTaskFinished for a task that already ended and ErrTaskNotFound for an
 // unknown id.
 func (c *Client) Cancel(ctx context.Context, id TaskID) error {
-	changed, err := c.engine.store.RequestCancel(ctx, id)
+	changed, err := c.engine.driver.RequestCancel(ctx, id)
 	if err != nil || changed {
 		return c.engine.classify(err)
 	}
-	info, err := c.engine.store.Get(ctx, id)
+	info, err := c.engine.driver.Get(ctx, id)
 	if err != nil {
 		return c.engine.classify(err)
 	}

@@ -136,7 +136,7 @@ func (w *Worker) completeBatch(batch []*execution) {
 	}
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
-	oks, err := w.engine.store.CompleteMany(ctx, w.cfg.WorkerID, reqs)
+	oks, err := w.engine.driver.CompleteMany(ctx, w.cfg.WorkerID, reqs)
 	for i, e := range batch {
 		e.end(e.record(err == nil && oks[i], err, &w.stats.completed, "complete", OutcomeSuccess))
 	}

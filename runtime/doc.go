@@ -1,16 +1,22 @@
 // Package runtime runs leasegen's background tasks on a database the service
-// already has (MySQL 8 or MariaDB 10.6+), with a lease protocol: the database
-// is the only coordinator between any number of worker processes.
+// already has (MySQL 8 or MariaDB 10.6+, or a SQLite file), with a lease
+// protocol: the database is the only coordinator between any number of
+// worker processes.
 //
 // # Setup
 //
-//	db, _ := sql.Open("mysql", "user:pass@tcp(host:3306)/app?parseTime=true&interpolateParams=true")
-//	engine := runtime.MySQL(db)
-//	if err := engine.Migrate(ctx); err != nil { ... } // idempotent, safe from many processes
+// An engine is a database reached through a driver package, leasemysql or
+// leasesqlite (under runtime/driver); a program links only the drivers it
+// imports.
 //
-// The session must run in UTC (the server's zone, or time_zone=%27%2B00%3A00%27
-// in the DSN); the first operation checks this and the driver settings and
-// says what to change.
+//	db, _ := leasemysql.Open("user:pass@tcp(host:3306)/app") // or leasesqlite.Open("tasks.db")
+//	engine := runtime.NewEngine(leasemysql.New(db))          // or leasesqlite.New(db)
+//	if err := engine.Migrate(ctx); err != nil { ... }        // idempotent, safe from many processes
+//
+// A MySQL session must run in UTC (the server's zone, or
+// time_zone=%27%2B00%3A00%27 in the DSN, which leasemysql.Open adds); the
+// first operation checks this and the driver settings and says what to
+// change.
 //
 // # Enqueueing
 //

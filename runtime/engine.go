@@ -5,52 +5,40 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
-
 	"github.com/leasegen/leasegen/runtime/migrations"
 )
 
-// Engine is a database that holds leasegen's tables. Clients and workers
-// built on one Engine share it; a worker wakes at once when a client of the
-// same Engine enqueues a task it handles.
+// Engine is a database that holds leasegen's tables, reached through an
+// engine driver (leasemysql, leasesqlite). Clients and workers built on one
+// Engine share it; a worker wakes at once when a client of the same Engine
+// enqueues a task it handles.
 type Engine struct {
-	db    *sql.DB
-	store driver.Driver
-	// migrations holds this engine's NNNN_name.sql files under dir.
-	migrations fs.FS
-	dir        string
+	db     *sql.DB
+	driver driver.Driver
 	// conflictRetries counts operations run again after a deadlock, a
 	// lock-wait timeout or a busy database.
 	conflictRetries atomic.Int64
 	observer        Observer
-
-	mu      sync.Mutex
-	waiters map[chan struct{}][]string // a worker's wake channel -> its types
 }
 
-// MySQL returns the engine for MySQL 8 or MariaDB 10.6+. The DSN must carry
-// parseTime=true, keep loc=UTC (the driver's default) and run sessions in UTC
-// (time_zone=%27%2B00%3A00%27 unless the server's own zone is UTC); the
-// first operation checks this and says what to change. Recommended too:
-// interpolateParams=true.
-func MySQL(db *sql.DB, opts ...EngineOption) *Engine {
-	e := newEngine(db, migrations.MySQL, "mysql", opts)
-	e.store = newMySQLStore(db, e.conflictRetried)
-	return e
-}
-
-func newEngine(db *sql.DB, fsys fs.FS, dir string, opts []EngineOption) *Engine {
-	e := &Engine{db: db, migrations: fsys, dir: dir, observer: nopObserver{}}
+// NewEngine returns the engine on d, a driver from leasemysql.New or
+// leasesqlite.New:
+//
+//	engine := runtime.NewEngine(leasesqlite.New(db))
+//
+// A driver serves one engine.
+func NewEngine(d driver.Driver, opts ...EngineOption) *Engine {
+	e := &Engine{db: d.DB(), driver: d, observer: nopObserver{}}
 	for _, opt := range opts {
 		opt(e)
 	}
+	d.Attach(driver.Hooks{ConflictRetried: e.conflictRetried})
 	return e
 }
 
@@ -60,28 +48,16 @@ func (e *Engine) conflictRetried() {
 	e.observer.ConflictRetried()
 }
 
-// SQLite returns the engine for a SQLite database opened with the pure-Go
-// driver modernc.org/sqlite, for example
-//
-//	db, err := sql.Open("sqlite", runtime.SQLiteDSN("tasks.db"))
-//
-// Several processes on one machine may share the file.
-func SQLite(db *sql.DB, opts ...EngineOption) *Engine {
-	e := newEngine(db, migrations.SQLite, "sqlite", opts)
-	e.store = newSQLiteStore(db, e.conflictRetried)
-	return e
-}
-
 // DB returns the engine's database handle.
 func (e *Engine) DB() *sql.DB { return e.db }
 
 // Migrate creates or updates leasegen's tables. It is idempotent and safe to
 // call from many processes at once.
 func (e *Engine) Migrate(ctx context.Context) error {
-	if err := e.store.Check(ctx); err != nil {
+	if err := e.driver.Check(ctx); err != nil {
 		return e.classify(err)
 	}
-	return e.classify(e.store.Migrate(ctx))
+	return e.classify(e.driver.Migrate(ctx))
 }
 
 // MigrationState is one schema version and whether it is applied.
@@ -93,12 +69,12 @@ type MigrationState struct {
 
 // MigrationStatus lists every schema version of the engine, applied or not.
 func (e *Engine) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
-	steps, err := loadMigrations(e.migrations, e.dir)
+	steps, err := migrations.Load(e.driver.Migrations())
 	if err != nil {
 		return nil, err
 	}
-	applied, err := e.store.MigrationStatus(ctx)
-	if err != nil && e.store.ErrorKind(err) != driver.KindNoTable {
+	applied, err := e.driver.MigrationStatus(ctx)
+	if err != nil && e.driver.ErrorKind(err) != driver.KindNoTable {
 		return nil, e.classify(err)
 	}
 	states := make([]MigrationState, len(steps))
@@ -132,48 +108,18 @@ func (e *Engine) requireSchema(ctx context.Context) error {
 
 // MigrationSQL returns the engine's migrations as one SQL script, in order.
 func (e *Engine) MigrationSQL() (string, error) {
-	names, err := fs.Glob(e.migrations, e.dir+"/*.sql")
+	files := e.driver.Migrations()
+	names, err := fs.Glob(files, "*.sql")
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	for _, name := range names {
-		body, err := fs.ReadFile(e.migrations, name)
+		body, err := fs.ReadFile(files, name)
 		if err != nil {
 			return "", err
 		}
 		fmt.Fprintf(&b, "-- %s\n%s\n", name, strings.TrimSpace(string(body)))
 	}
 	return b.String(), nil
-}
-
-// subscribe registers a worker's wake channel for its task types.
-func (e *Engine) subscribe(ch chan struct{}, types []string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.waiters == nil {
-		e.waiters = map[chan struct{}][]string{}
-	}
-	e.waiters[ch] = types
-}
-
-func (e *Engine) unsubscribe(ch chan struct{}) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.waiters, ch)
-}
-
-// notify wakes the local workers that handle taskType, without blocking.
-func (e *Engine) notify(taskType string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for ch, types := range e.waiters {
-		if !slices.Contains(types, taskType) {
-			continue
-		}
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
 }

@@ -21,8 +21,6 @@ var (
 	ErrInvalidTask = errors.New("leasegen: invalid task")
 	// ErrInvalidConfig reports a Config that breaks one of its rules.
 	ErrInvalidConfig = errors.New("leasegen: invalid config")
-	// ErrSessionNotUTC reports a MySQL session whose time zone is not UTC.
-	ErrSessionNotUTC = errors.New("leasegen: MySQL session time zone is not UTC")
 	// ErrTaskNotRetryable reports a retry of a task that has not failed or
 	// been cancelled.
 	ErrTaskNotRetryable = errors.New("leasegen: task cannot be retried")

@@ -171,7 +171,7 @@ func (e *execution) finish(err error) (outcome string, ended bool) {
 	var snooze *snoozeError
 	switch {
 	case err == nil: // the completion loop has stopped
-		ok, werr := w.engine.store.Complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
+		ok, werr := w.engine.driver.Complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
 		return e.record(ok, werr, &w.stats.completed, "complete", OutcomeSuccess), true
 	case errors.As(err, &snooze):
 		return e.release(ctx, snooze.after), true
@@ -195,7 +195,7 @@ func (e *execution) fail(ctx context.Context, err, cause error) string {
 		f.Backoff = e.h.cfg.backoff(e.attemptsUsed())
 		counter, outcome = &w.stats.retried, OutcomeRetry
 	}
-	ok, werr := w.engine.store.Fail(ctx, w.cfg.WorkerID, e.ref, f)
+	ok, werr := w.engine.driver.Fail(ctx, w.cfg.WorkerID, e.ref, f)
 	outcome = e.record(ok, werr, counter, "fail", outcome)
 	e.logFailure(outcome, msg, f.Backoff)
 	return outcome
@@ -227,7 +227,7 @@ func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
 
 // release hands the task back without using an attempt.
 func (e *execution) release(ctx context.Context, delay time.Duration) string {
-	ok, err := e.w.engine.store.Release(ctx, e.w.cfg.WorkerID, e.ref, delay)
+	ok, err := e.w.engine.driver.Release(ctx, e.w.cfg.WorkerID, e.ref, delay)
 	return e.record(ok, err, &e.w.stats.released, "release", OutcomeReleased)
 }
 
@@ -276,7 +276,7 @@ func (e *execution) completedInTransaction() bool {
 }
 
 func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {
-	ok, err := e.w.engine.store.Complete(ctx, tx, e.w.cfg.WorkerID, e.ref, e.resultValue())
+	ok, err := e.w.engine.driver.Complete(ctx, tx, e.w.cfg.WorkerID, e.ref, e.resultValue())
 	if err != nil {
 		return err
 	}

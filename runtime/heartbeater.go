@@ -50,7 +50,7 @@ func (w *Worker) renew(lease time.Duration, execs []*execution) {
 	// half a lease leaves room before the self-fencing deadline.
 	ctx, cancel := context.WithTimeout(w.runCtx, lease/2)
 	defer cancel()
-	states, err := w.engine.store.Renew(ctx, w.cfg.WorkerID, lease, refs)
+	states, err := w.engine.driver.Renew(ctx, w.cfg.WorkerID, lease, refs)
 	if err != nil {
 		w.stats.heartbeatFailures.Add(1)
 		w.engine.observer.HeartbeatFailed(len(refs))

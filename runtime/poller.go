@@ -142,7 +142,7 @@ func (w *Worker) poll(req *driver.ClaimRequest, p *pollState, woken bool) (wait 
 func (w *Worker) probe(types []string) (bool, error) {
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
-	return w.engine.store.Claimable(ctx, types)
+	return w.engine.driver.Claimable(ctx, types)
 }
 
 // claimAndStart claims up to req.Max tasks and starts an execution for each.
@@ -153,7 +153,7 @@ func (w *Worker) claimAndStart(req driver.ClaimRequest) (int, error) {
 	// after its deadline leaves tasks that recovery requeues.
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
-	claimed, err := w.engine.store.Claim(ctx, req)
+	claimed, err := w.engine.driver.Claim(ctx, req)
 	if err != nil {
 		return 0, err
 	}
@@ -192,7 +192,7 @@ func (w *Worker) releaseLate(refs []driver.LeaseRef, took time.Duration) {
 		"worker", w.cfg.WorkerID, "tasks", len(refs), "claim_took", took.Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
 	defer cancel()
-	if _, err := w.engine.store.ReleaseUnstarted(ctx, w.cfg.WorkerID, refs); err != nil {
+	if _, err := w.engine.driver.ReleaseUnstarted(ctx, w.cfg.WorkerID, refs); err != nil {
 		w.cfg.Logger.Error("leasegen: handing back a late claim's tasks failed; recovery will requeue them",
 			"worker", w.cfg.WorkerID, "tasks", len(refs), "err", err)
 	}

@@ -24,7 +24,7 @@ func (w *Worker) pruneLoop() {
 		}
 		for {
 			ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RetentionInterval)
-			n, err := w.engine.store.PurgeBatch(ctx, w.cfg.Retention, pruneBatch)
+			n, err := w.engine.driver.PurgeBatch(ctx, w.cfg.Retention, pruneBatch)
 			cancel()
 			if err != nil {
 				w.cfg.Logger.Error("leasegen: retention failed", "worker", w.cfg.WorkerID, "err", err)

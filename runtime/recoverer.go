@@ -29,7 +29,7 @@ func (w *Worker) recoveryLoop() {
 // so a pass first looks with one statement, without a transaction or locks.
 func (w *Worker) recoverPass() {
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RecoveryInterval)
-	expired, err := w.engine.store.LeasesExpired(ctx)
+	expired, err := w.engine.driver.LeasesExpired(ctx)
 	cancel()
 	if err != nil {
 		w.cfg.Logger.Error("leasegen: recovery failed", "worker", w.cfg.WorkerID, "err", err)
@@ -40,7 +40,7 @@ func (w *Worker) recoverPass() {
 	}
 	for range w.cfg.RecoveryMaxBatches {
 		ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RecoveryInterval)
-		recovered, err := w.engine.store.RecoverBatch(ctx, w.cfg.RecoveryBatchSize)
+		recovered, err := w.engine.driver.RecoverBatch(ctx, w.cfg.RecoveryBatchSize)
 		cancel()
 		if err != nil {
 			w.cfg.Logger.Error("leasegen: recovery failed", "worker", w.cfg.WorkerID, "err", err)

@@ -37,9 +37,9 @@ func (e *Engine) classify(err error) error {
 	switch {
 	case err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNoSchema):
 		return err
-	case unavailable(err, e.store.ErrorKind(err)):
+	case unavailable(err, e.driver.ErrorKind(err)):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	case e.store.ErrorKind(err) == driver.KindNoTable:
+	case e.driver.ErrorKind(err) == driver.KindNoTable:
 		return fmt.Errorf("%w: %w", ErrNoSchema, err)
 	}
 	return err
@@ -48,7 +48,7 @@ func (e *Engine) classify(err error) error {
 // classifyWrite is classify for a call that writes: a connection lost or a
 // context ended after its statement was sent leaves the outcome unknown.
 func (e *Engine) classifyWrite(err error) error {
-	if err != nil && outcomeUnknown(err, e.store.ErrorKind(err)) {
+	if err != nil && outcomeUnknown(err, e.driver.ErrorKind(err)) {
 		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 	}
 	return e.classify(err)

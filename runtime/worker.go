@@ -128,18 +128,18 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.fitHeartbeat(); err != nil {
 		return err
 	}
-	if err := w.engine.store.Check(ctx); err != nil {
+	if err := w.engine.driver.Check(ctx); err != nil {
 		return w.engine.classify(err)
 	}
 	if err := w.engine.requireSchema(ctx); err != nil {
 		return err
 	}
 	req := w.claimTemplate()
-	if err := w.engine.store.EnsureLimits(ctx, limitScopes(req)); err != nil {
+	if err := w.engine.driver.EnsureLimits(ctx, req.LimitScopes()); err != nil {
 		return w.engine.classify(err)
 	}
 	w.reg = w.registration(req)
-	if err := w.engine.store.RegisterWorker(ctx, w.reg); err != nil {
+	if err := w.engine.driver.RegisterWorker(ctx, w.reg, w.admit); err != nil {
 		return w.engine.classify(err)
 	}
 	localWorkers.Store(localWorker{w.engine.db, w.reg.ID}, true)
@@ -150,7 +150,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.completions = newCompletionQueue()
 	w.loopsDone.Add(1)
 	go w.completeLoop()
-	w.engine.subscribe(w.wake, req.Types)
+	w.engine.driver.Subscribe(w.wake, req.Types)
 	w.pollDone.Add(1)
 	go w.pollLoop(req)
 	w.loopsDone.Add(2)
@@ -215,7 +215,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.stopping = true
 	w.mu.Unlock()
 
-	w.engine.unsubscribe(w.wake)
+	w.engine.driver.Unsubscribe(w.wake)
 	close(w.stopPoll)
 	w.pollDone.Wait()
 
@@ -245,7 +245,7 @@ func (w *Worker) unregister() {
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.HeartbeatInterval)
 	defer cancel()
 	localWorkers.Delete(localWorker{w.engine.db, w.reg.ID})
-	if err := w.engine.store.UnregisterWorker(ctx, w.reg.ID); err != nil {
+	if err := w.engine.driver.UnregisterWorker(ctx, w.reg.ID); err != nil {
 		w.cfg.Logger.Warn("leasegen: deleting the worker's row failed; it expires on its own", "worker", w.reg.ID,
 			"alive_for", w.reg.TTL, "err", err)
 	}

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
-
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -32,7 +30,7 @@ type WorkerInfo = leasetype.WorkerInfo
 
 // Workers lists the live workers, by id.
 func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
-	workers, err := c.engine.store.LiveWorkers(ctx)
+	workers, err := c.engine.driver.LiveWorkers(ctx)
 	return workers, c.engine.classify(err)
 }
 
@@ -50,25 +48,12 @@ func (w *Worker) registration(req driver.ClaimRequest) driver.WorkerRegistration
 	}
 }
 
-// encodeLimits is TaskLimits as the task_limits column holds it.
-func encodeLimits(limits map[string]int) string {
-	b, _ := json.Marshal(limits) // a map of strings to ints always encodes
-	return string(b)
-}
-
-// decodeLimits reads the task_limits column; a value no worker wrote reads
-// as no types.
-func decodeLimits(s string) map[string]int {
-	limits := map[string]int{}
-	_ = json.Unmarshal([]byte(s), &limits)
-	return limits
-}
-
-// checkWorkerConflicts returns the first way r conflicts with a live
-// worker: the same id, unless that row is a dead predecessor of this
+// admit returns the first way the worker's registration conflicts with a
+// live worker: the same id, unless that row is a dead predecessor of this
 // process (same host, and its process is gone or is this one), or limits
 // that differ for a scope both count.
-func checkWorkerConflicts(db *sql.DB, r driver.WorkerRegistration, live []WorkerInfo) error {
+func (w *Worker) admit(live []WorkerInfo) error {
+	r, db := w.reg, w.engine.db
 	for _, o := range live {
 		if o.ID == r.ID {
 			if _, here := localWorkers.Load(localWorker{db, r.ID}); !here && o.Host == r.Host && (o.PID == r.PID || processGone(o.PID)) {
@@ -105,7 +90,7 @@ func limitText(n int) string {
 
 // renewRegistration renews the worker's row, once per recovery pass.
 func (w *Worker) renewRegistration(ctx context.Context) {
-	present, err := w.engine.store.RenewWorker(ctx, w.reg)
+	present, err := w.engine.driver.RenewWorker(ctx, w.reg)
 	switch {
 	case err != nil:
 		w.cfg.Logger.Warn("leasegen: renewing the worker's row failed", "worker", w.cfg.WorkerID, "err", err)

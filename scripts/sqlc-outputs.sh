@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
 for pair in mysql:mysqldb sqlite:sqlitedb; do
-  engine=${pair%%:*} out=runtime/internal/${pair##*:}
+  engine=${pair%%:*} out=runtime/driver/lease$engine/internal/${pair##*:}
   want=$( (echo db.go; echo models.go; for q in queries/"$engine"/*.sql; do echo "$(basename "$q" .sql).sql.go"; done) | sort)
   have=$(cd "$out" && ls | sort)
   extra=$(comm -13 <(echo "$want") <(echo "$have"))

@@ -56,14 +56,13 @@ type ThumbnailPayload struct {
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime"
-	_ "modernc.org/sqlite"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 
 	"example.com/thumbs/thumbs"
 )
@@ -77,9 +76,9 @@ func (s service) HandleThumbnail(_ context.Context, _ *runtime.Task, p thumbs.Th
 
 func main() {
 	ctx := context.Background()
-	db, err := sql.Open("sqlite", runtime.SQLiteDSN(filepath.Join(os.Args[1], "tasks.db")))
+	db, err := leasesqlite.Open(filepath.Join(os.Args[1], "tasks.db"))
 	check(err)
-	engine := runtime.SQLite(db)
+	engine := runtime.NewEngine(leasesqlite.New(db))
 	check(engine.Migrate(ctx))
 	w, err := runtime.NewWorker(engine, runtime.Config{})
 	check(err)

@@ -6,11 +6,9 @@ import (
 	"net"
 	"sync"
 	"testing"
-
-	"github.com/go-sql-driver/mysql"
 )
 
-// Proxy forwards TCP connections to a MySQL server and can stop forwarding,
+// Proxy forwards TCP connections to a database server and can stop forwarding,
 // to stall or cut off one client without touching the others. While it is
 // paused it also holds back closes, as a real partition does: a client that
 // gives up and closes its connection leaves the server's session open.
@@ -29,34 +27,22 @@ type Proxy struct {
 	cut            chan struct{}
 }
 
-// NewProxy listens on a loopback port and forwards to the server of
-// serverDSN. It closes when t ends.
-func NewProxy(t testing.TB, serverDSN string) *Proxy {
+// NewProxy listens on a loopback port and forwards to target, a server's
+// host:port. It closes when t ends.
+func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(serverDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{ln: ln, target: cfg.Addr, resume: make(chan struct{}), conns: map[net.Conn]bool{}}
+	p := &Proxy{ln: ln, target: target, resume: make(chan struct{}), conns: map[net.Conn]bool{}}
 	go p.accept()
 	t.Cleanup(p.close)
 	return p
 }
 
-// DSN returns dsn with its address replaced by the proxy's.
-func (p *Proxy) DSN(t testing.TB, dsn string) string {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = p.ln.Addr().String()
-	return cfg.FormatDSN()
-}
+// Addr returns the proxy's host:port, for a client's DSN.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Pause holds every byte in flight until Resume: the clients see a stalled
 // server.

@@ -9,53 +9,39 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"time"
-
-	"github.com/go-sql-driver/mysql"
-	_ "modernc.org/sqlite" // the SQLite driver
 
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 )
 
 // ErrBadDSN reports a MySQL DSN that does not parse.
-var ErrBadDSN = errors.New("the MySQL DSN does not parse (user:pass@tcp(host:3306)/db)")
+var ErrBadDSN = leasemysql.ErrBadDSN
 
 // ErrNoFile reports a SQLite file that does not exist when it may not be
 // created.
 var ErrNoFile = errors.New("no such file")
 
-// MySQL opens a pool on dsn with what the runtime needs added (parseTime,
-// UTC), so an operator can paste the DSN they have, and 32 idle
-// connections, so a worker's loops do not reconnect all the time.
+// MySQL opens a pool on dsn with leasemysql.Open, which adds what the
+// runtime needs (parseTime, UTC), and the engine on it.
 func MySQL(dsn string) (*sql.DB, *runtime.Engine, error) {
-	cfg, err := mysql.ParseDSN(dsn)
+	db, err := leasemysql.Open(dsn)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadDSN, err)
+		return nil, nil, err
 	}
-	cfg.ParseTime, cfg.Loc = true, time.UTC
-	if cfg.Params == nil {
-		cfg.Params = map[string]string{}
-	}
-	cfg.Params["time_zone"] = "'+00:00'"
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadDSN, err)
-	}
-	db := sql.OpenDB(connector)
-	db.SetMaxIdleConns(32)
-	return db, runtime.MySQL(db), nil
+	return db, runtime.NewEngine(leasemysql.New(db)), nil
 }
 
-// SQLite opens the SQLite file at path with runtime.SQLiteDSN's settings.
-// Unless create is set, a path that does not exist is ErrNoFile: a mistyped
-// path would otherwise open a new, empty database.
+// SQLite opens the SQLite file at path with leasesqlite.Open, and the
+// engine on it. Unless create is set, a path that does not exist is
+// ErrNoFile: a mistyped path would otherwise open a new, empty database.
 func SQLite(path string, create bool) (*sql.DB, *runtime.Engine, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !create {
 		return nil, nil, fmt.Errorf("%s: %w", path, ErrNoFile)
 	}
-	db, err := sql.Open("sqlite", runtime.SQLiteDSN(path))
+	db, err := leasesqlite.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open SQLite %s: %w", path, err)
+		return nil, nil, err
 	}
-	return db, runtime.SQLite(db), nil
+	return db, runtime.NewEngine(leasesqlite.New(db)), nil
 }

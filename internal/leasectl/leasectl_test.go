@@ -3,7 +3,6 @@ package leasectl
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +20,8 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 )
 
 // target is a fresh database of one engine, as leasectl flags and as an
@@ -34,15 +35,15 @@ func targets(t *testing.T) map[string]func(t *testing.T) target {
 	return map[string]func(t *testing.T) target{
 		"mysql": func(t *testing.T) target {
 			d := dbtest.New(t)
-			return target{flags: []string{"-mysql", d.DSN}, engine: func() *runtime.Engine { return runtime.MySQL(d.DB) }}
+			return target{flags: []string{"-mysql", d.DSN}, engine: func() *runtime.Engine { return runtime.NewEngine(leasemysql.New(d.DB)) }}
 		},
 		"sqlite": func(t *testing.T) target {
 			path := filepath.Join(t.TempDir(), "ops.db")
-			db, err := sql.Open("sqlite", runtime.SQLiteDSN(path))
+			db, err := leasesqlite.Open(path)
 			dbtest.Must(t, "open", err)
 			t.Cleanup(func() { db.Close() })
 			dbtest.Must(t, "create the file", db.Ping())
-			return target{flags: []string{"-sqlite", path}, engine: func() *runtime.Engine { return runtime.SQLite(db) }}
+			return target{flags: []string{"-sqlite", path}, engine: func() *runtime.Engine { return runtime.NewEngine(leasesqlite.New(db)) }}
 		},
 	}
 }
@@ -179,7 +180,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-sqlite", path, "show", "5", "6"}, "show takes 1 argument(s), got 2"},
 		{[]string{"-mysql", "u@/db", "-create", "stats"}, "-create applies to -sqlite FILE only"},
 		{[]string{"-sqlite", path, "migrate", "down"}, "migrate up|status|sql"},
-		{[]string{"-mysql", "not a dsn", "stats"}, "-mysql: the MySQL DSN does not parse"},
+		{[]string{"-mysql", "not a dsn", "stats"}, "-mysql: leasegen: the MySQL DSN does not parse"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main(c.args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), c.want) {

@@ -14,6 +14,8 @@ package driver
 import (
 	"context"
 	"database/sql"
+	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/leasetype"
@@ -29,35 +31,83 @@ type DBTX interface {
 
 // Driver is what an engine does on its database.
 type Driver interface {
-	// Check verifies once that the connection settings are safe to use.
+	// DB returns the database handle the driver runs on.
+	DB() *sql.DB
+	// Attach hands the driver the runtime's hooks. runtime.NewEngine
+	// calls it once, before any other method: a driver serves one engine.
+	Attach(h Hooks)
+	// Migrations returns the engine's schema steps, NNNN_name.sql files at
+	// the root (see package migrations).
+	Migrations() fs.FS
+
+	// Subscribe registers a worker's wake channel for its task types, and
+	// Notify sends a wake-up to the channels of taskType after this
+	// process enqueued such a task; neither blocks. Unsubscribe removes a
+	// channel. A driver without wake-ups of its own embeds LocalWakeups.
+	Subscribe(ch chan<- struct{}, types []string)
+	Unsubscribe(ch chan<- struct{})
+	Notify(taskType string)
+
+	// Check verifies, once per driver until it succeeds, that the
+	// connection settings are safe to use (time zone, time parsing, the
+	// features the queries need), saying what to change when not.
 	Check(ctx context.Context) error
-	// ErrorKind reads what a driver error means, from the driver's own
-	// error type.
+	// ErrorKind reads what an error of this driver means, from its
+	// database/sql driver's own error type, never from the message.
 	ErrorKind(err error) ErrorKind
 	// PayloadLimit is the largest payload the server accepts in one row,
-	// known after check; 0 when only the client's limit applies.
+	// known after Check; 0 when only the client's limit applies.
 	PayloadLimit() int
+	// Migrate applies the Migrations not yet applied, serialized across
+	// processes; on a current schema it runs no DDL.
 	Migrate(ctx context.Context) error
+	// MigrationStatus maps each applied version to when it was applied.
+	MigrationStatus(ctx context.Context) (map[int]time.Time, error)
 
+	// Insert stores tasks, on q (the pool or the caller's transaction),
+	// and returns their ids in order. A task whose Key is already stored
+	// for its type is not inserted: its id is the stored task's.
 	Insert(ctx context.Context, q DBTX, tasks []NewTask) ([]leasetype.TaskID, error)
+	// Get returns one task, or an error wrapping leasetype.ErrTaskNotFound.
 	Get(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error)
+	// ListByOwner lists up to limit tasks of owner in statuses, newest
+	// first.
 	ListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error)
-	// RequestCancel reports whether the task changed state.
+	// RequestCancel cancels a queued task, or asks the holder of a running
+	// one to stop (CANCEL_REQUESTED), and reports whether the task changed
+	// state.
 	RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, error)
 
+	// EnsureLimits creates whatever a claim locks for the limit scopes
+	// (ClaimRequest.LimitScopes); a driver that serializes claims
+	// otherwise does nothing.
 	EnsureLimits(ctx context.Context, scopes []string) error
 	// Claimable reports, without locking anything, whether a task of types
 	// could be claimed now.
 	Claimable(ctx context.Context, types []string) (bool, error)
+	// Claim takes up to req.Max due tasks of req.Types, in priority, then
+	// due time, then id order, never more than the free slots of a limit
+	// (counted exactly, against every worker's running tasks): each
+	// becomes RUNNING under req.Owner's lease (LeaseFor its type) at one
+	// more attempt. Two concurrent claims never take the same task.
 	Claim(ctx context.Context, req ClaimRequest) ([]ClaimedTask, error)
+	// Renew extends, in one statement group, owner's unexpired leases of
+	// refs by lease, and reports for each whether it is still held and
+	// whether cancellation was requested.
 	Renew(ctx context.Context, owner string, lease time.Duration, refs []LeaseRef) ([]LeaseState, error)
-	// Complete, fail and release are fenced on (id, owner, attempt) and an
-	// unexpired lease; false means the fence rejected the write.
+	// Complete, Fail and Release are fenced on (id, owner, attempt) and
+	// an unexpired lease; false means the fence rejected the write.
+	// Complete writes on q, the pool or an idempotent execution's
+	// transaction.
 	Complete(ctx context.Context, q DBTX, owner string, ref LeaseRef, result string) (bool, error)
 	// CompleteMany completes several of owner's executions with one fenced
 	// statement and reports, in order, which took effect.
 	CompleteMany(ctx context.Context, owner string, reqs []CompletionRequest) ([]bool, error)
+	// Fail ends an attempt that failed: QUEUED again after f.Backoff when
+	// f.Retry, else FAILED.
 	Fail(ctx context.Context, owner string, ref LeaseRef, f Failure) (bool, error)
+	// Release hands a task back, QUEUED after delay, without using an
+	// attempt (a snooze, or a worker that stops).
 	Release(ctx context.Context, owner string, ref LeaseRef, delay time.Duration) (bool, error)
 	// ReleaseUnstarted hands back claimed tasks whose handlers never
 	// started, without using an attempt, and returns how many it changed.
@@ -65,22 +115,33 @@ type Driver interface {
 	// LeasesExpired reports, without locking anything, whether some lease
 	// has expired.
 	LeasesExpired(ctx context.Context) (bool, error)
+	// RecoverBatch resolves up to batch expired leases, skipping rows
+	// another recoverer holds: QUEUED again while attempts are left, else
+	// FAILED; CANCELLED when cancellation was requested.
 	RecoverBatch(ctx context.Context, batch int) ([]RecoveredTask, error)
-	List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error)
-	// RetryTask reports whether the task changed state.
-	RetryTask(ctx context.Context, id leasetype.TaskID) (bool, error)
-	PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error)
-	Stats(ctx context.Context) (leasetype.QueueStats, error)
-	MigrationStatus(ctx context.Context) (map[int]time.Time, error)
 
-	// RegisterWorker inserts r's row after checking, under a lock all
-	// starting workers take, that no live worker conflicts with it; it
-	// deletes the rows of dead workers first.
-	RegisterWorker(ctx context.Context, r WorkerRegistration) error
+	// List returns the tasks f selects, newest first.
+	List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error)
+	// RetryTask queues a FAILED or CANCELLED task again with fresh
+	// attempts and reports whether the task changed state.
+	RetryTask(ctx context.Context, id leasetype.TaskID) (bool, error)
+	// PurgeBatch deletes up to batch tasks that finished more than
+	// olderThan ago and returns how many it deleted.
+	PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error)
+	// Stats counts the tasks by type and status, with the oldest queued
+	// task per type and the running tasks per lease owner.
+	Stats(ctx context.Context) (leasetype.QueueStats, error)
+
+	// RegisterWorker deletes the rows of dead workers and inserts r's row,
+	// under a lock all starting workers take, unless admit, called with
+	// the live workers under that lock, returns an error, which it returns.
+	RegisterWorker(ctx context.Context, r WorkerRegistration, admit func(live []leasetype.WorkerInfo) error) error
 	// RenewWorker moves r's row's expiry; when the row is gone it inserts
 	// it again and reports false.
 	RenewWorker(ctx context.Context, r WorkerRegistration) (bool, error)
+	// UnregisterWorker deletes worker id's row.
 	UnregisterWorker(ctx context.Context, id string) error
+	// LiveWorkers lists the workers whose rows have not expired, by id.
 	LiveWorkers(ctx context.Context) ([]leasetype.WorkerInfo, error)
 
 	// BeginExecutionTx begins the transaction of an idempotent execution
@@ -91,6 +152,14 @@ type Driver interface {
 	// transaction and returns the task that holds it: id when the key was
 	// new, else the task whose committed execution recorded it.
 	RecordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id leasetype.TaskID) (leasetype.TaskID, error)
+}
+
+// Hooks is what a driver reports back to the runtime. A nil func is not
+// called.
+type Hooks struct {
+	// ConflictRetried counts an operation run again after a deadlock, a
+	// lock wait that timed out or a busy database.
+	ConflictRetried func()
 }
 
 // NewTask is one row to insert.
@@ -208,3 +277,23 @@ const (
 	KindNoTable                   // a leasegen table does not exist
 	KindConnLost                  // the connection was lost mid-statement
 )
+
+// LimitScopes lists, in lock order, the limit scopes a claim must lock:
+// GlobalScope for the global limit, and each limited task type.
+func (req ClaimRequest) LimitScopes() []string {
+	var scopes []string
+	if req.GlobalLimit > 0 {
+		scopes = append(scopes, GlobalScope)
+	}
+	for _, t := range req.Types {
+		if _, ok := req.TypeLimits[t]; ok {
+			scopes = append(scopes, t)
+		}
+	}
+	slices.Sort(scopes)
+	return scopes
+}
+
+// GlobalScope is the limit scope of the global limit; a task type names
+// its own scope.
+const GlobalScope = "*"

@@ -10,14 +10,15 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/go-sql-driver/mysql"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	_ "github.com/go-sql-driver/mysql"
 	_ "modernc.org/sqlite"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 	"github.com/leasegen/leasegen/testdata/example/money"
 )
 
@@ -50,13 +51,13 @@ func setup(t *testing.T, kind string) *bundle {
 	var engine *runtime.Engine
 	if kind == "mysql" {
 		db = dbtest.New(t).DB
-		engine = runtime.MySQL(db)
+		engine = runtime.NewEngine(leasemysql.New(db))
 	} else {
 		var err error
-		db, err = sql.Open("sqlite", runtime.SQLiteDSN(filepath.Join(t.TempDir(), "billing.db")))
+		db, err = leasesqlite.Open(filepath.Join(t.TempDir(), "billing.db"))
 		dbtest.Must(t, "open", err)
 		t.Cleanup(func() { db.Close() })
-		engine = runtime.SQLite(db)
+		engine = runtime.NewEngine(leasesqlite.New(db))
 	}
 	dbtest.Must(t, "migrate", engine.Migrate(bg))
 	_, err := db.Exec(Schema)

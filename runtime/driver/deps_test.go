@@ -1,0 +1,45 @@
+package driver
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A program links only the drivers it imports: a service on SQLite does
+// not carry the MySQL driver, nor one on MySQL the SQLite library, and the
+// runtime alone carries neither.
+func TestProgramsLinkOnlyTheirDriver(t *testing.T) {
+	t.Parallel()
+	const (
+		module     = "github.com/leasegen/leasegen/"
+		mysqlLib   = "github.com/go-sql-driver/mysql"
+		sqliteLib  = "modernc.org/sqlite"
+		runtimePkg = module + "runtime"
+	)
+	for _, c := range []struct {
+		name    string
+		imports []string
+		want    string // a library it must link
+		not     []string
+	}{
+		{"runtime alone", []string{runtimePkg, module + "metrics"}, "", []string{mysqlLib, sqliteLib}},
+		{"SQLite only", []string{runtimePkg, module + "runtime/driver/leasesqlite"}, sqliteLib, []string{mysqlLib}},
+		{"MySQL only", []string{runtimePkg, module + "runtime/driver/leasemysql"}, mysqlLib, []string{sqliteLib}},
+	} {
+		out, err := exec.Command("go", append([]string{"list", "-deps"}, c.imports...)...).Output()
+		if err != nil {
+			t.Fatalf("%s: go list -deps: %v", c.name, err)
+		}
+		deps := strings.Fields(string(out))
+		if c.want != "" && !slices.Contains(deps, c.want) {
+			t.Errorf("%s: %s is not among its %d dependencies: the check looks in the wrong place", c.name, c.want, len(deps))
+		}
+		for _, lib := range c.not {
+			if slices.Contains(deps, lib) {
+				t.Errorf("%s links %s", c.name, lib)
+			}
+		}
+	}
+}

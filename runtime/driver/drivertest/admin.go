@@ -1,0 +1,147 @@
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+func testAdminListRetryStats(t *testing.T, b *Bundle) {
+	ok := b.Enqueue(t, "a", runtime.WithOwner("o1"))
+	broken := b.Enqueue(t, "b", runtime.WithOwner("o2"), runtime.WithMaxAttempts(1))
+	queued := b.Enqueue(t, "c", runtime.WithDelay(time.Hour))
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"a": func(context.Context, *runtime.Task) error { return nil },
+		"b": func(context.Context, *runtime.Task) error { return errors.New("no") },
+	})
+	b.WaitStatus(t, ok, runtime.StatusSuccess, 5*time.Second)
+	b.WaitStatus(t, broken, runtime.StatusFailed, 5*time.Second)
+
+	list := func(f runtime.Filter) []runtime.TaskID {
+		infos, err := b.Client.List(bg, f)
+		dbtest.Must(t, "list", err)
+		out := []runtime.TaskID{}
+		for _, i := range infos {
+			out = append(out, i.ID)
+		}
+		return out
+	}
+	for name, c := range map[string]struct {
+		f    runtime.Filter
+		want []runtime.TaskID
+	}{
+		"all":      {runtime.Filter{}, []runtime.TaskID{queued, broken, ok}},
+		"status":   {runtime.Filter{Status: runtime.StatusFailed}, []runtime.TaskID{broken}},
+		"type":     {runtime.Filter{Type: "c"}, []runtime.TaskID{queued}},
+		"owner":    {runtime.Filter{Owner: "o1"}, []runtime.TaskID{ok}},
+		"age":      {runtime.Filter{OlderThan: time.Hour}, []runtime.TaskID{}},
+		"limit":    {runtime.Filter{Limit: 1}, []runtime.TaskID{queued}},
+		"no match": {runtime.Filter{Type: "c", Status: runtime.StatusSuccess}, []runtime.TaskID{}},
+	} {
+		if diff := cmp.Diff(c.want, list(c.f)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
+	}
+
+	st, err := b.Client.Stats(bg)
+	dbtest.Must(t, "stats", err)
+	counts := map[string]int{}
+	for _, c := range st.Counts {
+		counts[c.Type+"/"+string(c.Status)] = c.Tasks
+	}
+	if diff := cmp.Diff(map[string]int{"a/SUCCESS": 1, "b/FAILED": 1, "c/QUEUED": 1}, counts); diff != "" {
+		t.Errorf("stats counts (-want +got):\n%s", diff)
+	}
+	if _, has := st.OldestQueued["c"]; !has || len(st.RunningByWorker) != 0 {
+		t.Errorf("stats: oldest %v, running %v", st.OldestQueued, st.RunningByWorker)
+	}
+
+	if err := b.Client.Retry(bg, ok); !errors.Is(err, runtime.ErrTaskNotRetryable) {
+		t.Errorf("retry of a succeeded task: %v", err)
+	}
+	if err := b.Client.Retry(bg, 424242); !errors.Is(err, runtime.ErrTaskNotFound) {
+		t.Errorf("retry of an unknown task: %v", err)
+	}
+	dbtest.Must(t, "retry", b.Client.Retry(bg, broken))
+	info, _ := b.Client.Get(bg, broken)
+	if info.Status == runtime.StatusFailed && info.Attempt == 1 {
+		t.Errorf("retried task still failed on its first attempt: %+v", info)
+	}
+	b.WaitStatus(t, broken, runtime.StatusFailed, 5*time.Second) // ran again with its attempt back
+	if info, _ := b.Client.Get(bg, broken); info.Attempt != 2 || info.AttemptsUsed != 1 || info.LeaseOwner == "" {
+		t.Errorf("retried task: attempt %d, attempts used %d, lease owner %q; want 2, 1 of 1 and the worker that ran it",
+			info.Attempt, info.AttemptsUsed, info.LeaseOwner)
+	}
+}
+
+// A task Stop handed back is queued with no lease owner and no attempt
+// used; its start time stays as history.
+func testReleasedTaskInfo(t *testing.T, b *Bundle) {
+	id := b.Enqueue(t, "slow", runtime.WithMaxAttempts(2))
+	running := make(chan struct{})
+	w := b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"slow": func(ctx context.Context, _ *runtime.Task) error {
+			close(running)
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	})
+	<-running
+	if info, _ := b.Client.Get(bg, id); info.LeaseOwner == "" || info.AttemptsUsed != 1 {
+		t.Errorf("running task: lease owner %q, attempts used %d; want its worker and 1", info.LeaseOwner, info.AttemptsUsed)
+	}
+	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	defer cancel()
+	if err := w.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("stop: %v, want it to hand the running task back", err)
+	}
+	info, _ := b.Client.Get(bg, id)
+	if info.Status != runtime.StatusQueued || info.LeaseOwner != "" || info.AttemptsUsed != 0 || info.Attempt != 1 || info.StartedAt.IsZero() {
+		t.Errorf("released task: %s, lease owner %q, attempts used %d, attempt %d, started %v; want QUEUED, none, 0, 1 and a start time",
+			info.Status, info.LeaseOwner, info.AttemptsUsed, info.Attempt, info.StartedAt)
+	}
+}
+
+// Retention deletes finished tasks past their age, in batches, and nothing
+// else; Purge does the same on demand.
+func testRetentionAndPurge(t *testing.T, b *Bundle) {
+	reqs := make([]runtime.Request, 1200)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: "done"}
+	}
+	_, err := b.Client.EnqueueMany(bg, reqs)
+	dbtest.Must(t, "enqueue", err)
+	keep := b.Enqueue(t, "later", runtime.WithDelay(time.Hour))
+	cfg := Config()
+	cfg.Retention, cfg.RetentionInterval = 200*time.Millisecond, 300*time.Millisecond
+	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"done": func(context.Context, *runtime.Task) error { return nil }})
+	deadline := time.Now().Add(20 * time.Second)
+	for b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks") > 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tasks left after retention", b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := b.Client.Get(bg, keep); err != nil {
+		t.Errorf("retention deleted a queued task: %v", err)
+	}
+	for w.Stats().Pruned != 1200 { // the last batch is counted after it commits
+		if time.Now().After(deadline) {
+			t.Fatalf("pruned %d, want 1200", w.Stats().Pruned)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	dbtest.Must(t, "cancel", b.Client.Cancel(bg, keep))
+	time.Sleep(10 * time.Millisecond) // finished strictly before the purge's cutoff
+	n, err := b.Client.Purge(bg, 0, 10)
+	dbtest.Must(t, "purge", err)
+	if n != 1 || b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks") != 0 {
+		t.Errorf("purge deleted %d", n)
+	}
+}

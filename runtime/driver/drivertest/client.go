@@ -1,0 +1,162 @@
+package drivertest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+func testEnqueueStoresOptions(t *testing.T, b *Bundle) {
+	runAt := time.Date(2031, 5, 6, 7, 8, 9, 123e6, time.FixedZone("x", 3600))
+	id, err := b.Client.Enqueue(bg, "report", []byte(`{"a":1}`),
+		runtime.WithPriority(7), runtime.WithMaxAttempts(9), runtime.WithOwner("tenant-1"), runtime.WithIdempotencyKey("k1"), runtime.WithRunAt(runAt))
+	dbtest.Must(t, "enqueue", err)
+	info, err := b.Client.Get(bg, id)
+	dbtest.Must(t, "get", err)
+	want := runtime.TaskInfo{ID: id, Type: "report", Status: runtime.StatusQueued, Payload: []byte(`{"a":1}`), Priority: 7,
+		AvailableAt: runAt.UTC(), MaxAttempts: 9, OwnerID: "tenant-1", IdempotencyKey: "k1"}
+	ignore := cmp.FilterPath(func(p cmp.Path) bool {
+		name := p.String()
+		return name == "CreatedAt" || name == "UpdatedAt"
+	}, cmp.Ignore())
+	if diff := cmp.Diff(want, info, ignore); diff != "" {
+		t.Errorf("stored task (-want +got):\n%s", diff)
+	}
+
+	delayed := b.Enqueue(t, "report", runtime.WithDelay(90*time.Second))
+	wait := b.MillisUntil(t, "available_at", delayed) / 1000
+	if wait < 85 || wait > 90 {
+		t.Errorf("delayed task available in %ds, want about 90", wait)
+	}
+	if info, _ := b.Client.Get(bg, b.Enqueue(t, "report")); info.MaxAttempts != 5 {
+		t.Errorf("default max attempts = %d, want 5", info.MaxAttempts)
+	}
+}
+
+func testEnqueueIdempotencyKey(t *testing.T, b *Bundle) {
+	first := b.Enqueue(t, "a", runtime.WithIdempotencyKey("same"))
+	if again := b.Enqueue(t, "a", runtime.WithIdempotencyKey("same")); again != first {
+		t.Errorf("same key: id %d, want existing %d", again, first)
+	}
+	if other := b.Enqueue(t, "b", runtime.WithIdempotencyKey("same")); other == first {
+		t.Error("the key is per task type, but another type got the same task")
+	}
+
+	// Concurrent enqueues of one key store one task.
+	var wg sync.WaitGroup
+	got := make([]runtime.TaskID, 16)
+	for i := range got {
+		wg.Go(func() {
+			id, err := b.Client.Enqueue(bg, "a", []byte(`{}`), runtime.WithIdempotencyKey("race"))
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = id
+		})
+	}
+	wg.Wait()
+	for _, id := range got[1:] {
+		if id != got[0] {
+			t.Fatalf("concurrent enqueues returned ids %v", got)
+		}
+	}
+	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE idempotency_key = 'race'"); n != 1 {
+		t.Errorf("%d rows for one key", n)
+	}
+}
+
+func testEnqueueTx(t *testing.T, b *Bundle) {
+	tx, err := b.DB.DB.Begin()
+	dbtest.Must(t, "begin", err)
+	rolledBack, err := b.Client.EnqueueTx(bg, tx, "a", []byte(`{}`))
+	dbtest.Must(t, "enqueue tx", err)
+	dbtest.Must(t, "rollback", tx.Rollback())
+	if _, err := b.Client.Get(bg, rolledBack); !errors.Is(err, runtime.ErrTaskNotFound) {
+		t.Errorf("task of a rolled-back transaction: err = %v, want ErrTaskNotFound", err)
+	}
+
+	tx, err = b.DB.DB.Begin()
+	dbtest.Must(t, "begin", err)
+	ids, err := b.Client.EnqueueManyTx(bg, tx, []runtime.Request{{Type: "a"}, {Type: "b"}})
+	dbtest.Must(t, "enqueue many tx", err)
+	dbtest.Must(t, "commit", tx.Commit())
+	for _, id := range ids {
+		if _, err := b.Client.Get(bg, id); err != nil {
+			t.Errorf("committed task %d: %v", id, err)
+		}
+	}
+}
+
+func testEnqueueRejectsOversizedInput(t *testing.T, b *Bundle) {
+	small, err := runtime.NewClient(b.Engine, runtime.ClientConfig{MaxPayloadBytes: 10})
+	dbtest.Must(t, "client", err)
+	long := strings.Repeat("x", 256)
+	cases := []struct {
+		name    string
+		typ     string
+		payload string
+		opts    []runtime.EnqueueOption
+		is      error
+		message string
+	}{
+		{"payload", "a", `{"too":"long"}`, nil, runtime.ErrPayloadTooLarge, "payload is 14 bytes, the limit is 10"},
+		{"type", strings.Repeat("t", 129), "", nil, runtime.ErrInvalidTask, "the limit is 128"},
+		{"empty type", "", "", nil, runtime.ErrInvalidTask, "empty task type"},
+		{"owner", "a", "", []runtime.EnqueueOption{runtime.WithOwner(long)}, runtime.ErrInvalidTask, "owner id is 256 bytes, the limit is 255"},
+		{"key", "a", "", []runtime.EnqueueOption{runtime.WithIdempotencyKey(long)}, runtime.ErrInvalidTask, "idempotency key is 256 bytes, the limit is 255"},
+		{"attempts", "a", "", []runtime.EnqueueOption{runtime.WithMaxAttempts(0)}, runtime.ErrInvalidTask, "max attempts must be in 1.."},
+		{"delay", "a", "", []runtime.EnqueueOption{runtime.WithDelay(-time.Second)}, runtime.ErrInvalidTask, "delay must be in 0.."},
+	}
+	for _, c := range cases {
+		_, err := small.Enqueue(bg, c.typ, []byte(c.payload), c.opts...)
+		if !errors.Is(err, c.is) || !strings.Contains(fmt.Sprint(err), c.message) {
+			t.Errorf("%s: err = %v, want %v containing %q", c.name, err, c.is, c.message)
+		}
+	}
+	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks"); n != 0 {
+		t.Errorf("%d rows stored by rejected enqueues", n)
+	}
+	if _, err := runtime.NewClient(b.Engine, runtime.ClientConfig{MaxPayloadBytes: 9 << 20}); !errors.Is(err, runtime.ErrInvalidConfig) {
+		t.Errorf("payload bound above 8 MiB: err = %v", err)
+	}
+}
+
+func testGetListCancel(t *testing.T, b *Bundle) {
+	if _, err := b.Client.Get(bg, 12345); !errors.Is(err, runtime.ErrTaskNotFound) {
+		t.Errorf("Get(unknown) err = %v", err)
+	}
+	t1 := b.Enqueue(t, "a", runtime.WithOwner("alice"))
+	t2 := b.Enqueue(t, "b", runtime.WithOwner("alice"))
+	b.Enqueue(t, "a", runtime.WithOwner("bob"))
+	dbtest.Must(t, "cancel", b.Client.Cancel(bg, t1))
+
+	list := func(statuses ...runtime.Status) []runtime.TaskID {
+		infos, err := b.Client.ListByOwner(bg, "alice", 10, statuses...)
+		dbtest.Must(t, "list", err)
+		out := []runtime.TaskID{}
+		for _, i := range infos {
+			out = append(out, i.ID)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]runtime.TaskID{t2, t1}, list()); diff != "" {
+		t.Errorf("all of alice's tasks, newest first (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]runtime.TaskID{t1}, list(runtime.StatusCancelled)); diff != "" {
+		t.Errorf("alice's cancelled tasks (-want +got):\n%s", diff)
+	}
+	if err := b.Client.Cancel(bg, t1); !errors.Is(err, runtime.ErrTaskFinished) {
+		t.Errorf("second cancel err = %v, want ErrTaskFinished", err)
+	}
+	if err := b.Client.Cancel(bg, 999999); !errors.Is(err, runtime.ErrTaskNotFound) {
+		t.Errorf("cancel unknown err = %v", err)
+	}
+}

@@ -1,0 +1,171 @@
+package drivertest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// EffectsTable records each task's database effect, committed in the same
+// transaction as the task's fenced completion. No unique key: duplicates
+// must be visible.
+const EffectsTable = `CREATE TABLE effects (task_id BIGINT NOT NULL, attempt INT NOT NULL, owner VARCHAR(128) NOT NULL)`
+
+// CommitEffect writes the task's effect and completes it in one transaction.
+// beforeCommit (if not nil) runs just before the commit: the commit ends the
+// execution's hold on the task, so a Ledger must record the end before it.
+func CommitEffect(ctx context.Context, db *sql.DB, task *runtime.Task, owner string, beforeCommit func()) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	if _, err := tx.ExecContext(ctx, "INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, ?)", task.ID, task.Attempt, owner); err != nil {
+		return err
+	}
+	if err := task.CompleteTx(ctx, tx); err != nil {
+		return err
+	}
+	if beforeCommit != nil {
+		beforeCommit()
+	}
+	return tx.Commit()
+}
+
+// CheckEffects fails t unless every task in want has exactly one effect.
+func CheckEffects(t *testing.T, db *DB, want int) (duplicates int) {
+	t.Helper()
+	duplicates = db.Int(t, "SELECT COUNT(*) FROM (SELECT task_id FROM effects GROUP BY task_id HAVING COUNT(*) > 1) d")
+	distinct := db.Int(t, "SELECT COUNT(DISTINCT task_id) FROM effects")
+	if duplicates != 0 || distinct != want {
+		t.Errorf("effects: %d tasks with one or more, %d with duplicates; want %d and 0", distinct, duplicates, want)
+	}
+	return duplicates
+}
+
+// Eight workers in one process over 5,000 tasks of three types, under a
+// global limit and two per-type limits, with random failures: every task
+// succeeds with exactly one committed effect, no two executions of a task
+// overlap, and no limit is exceeded, not even for a moment.
+func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
+	const (
+		tasks       = 5000
+		workers     = 8
+		globalLimit = 12
+	)
+	typeLimits := map[string]int{"a": 3, "b": 5}
+	b.DB.MustExec(t, EffectsTable)
+
+	reqs := make([]runtime.Request, tasks)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: []string{"a", "b", "c"}[i%3], Payload: []byte(`{}`),
+			Options: []runtime.EnqueueOption{runtime.WithPriority(i % 4), runtime.WithMaxAttempts(10)}}
+	}
+	_, err := b.Client.EnqueueMany(bg, reqs)
+	dbtest.Must(t, "enqueue", err)
+
+	var book Ledger
+	var commitErrors sync.Map // the errors of executions that failed before their commit
+	cfg := Config()
+	cfg.GlobalLimit = globalLimit
+	cfg.MaxConcurrency = 4
+	for w := range workers {
+		cfg.WorkerID = fmt.Sprintf("w%d", w)
+		worker, err := runtime.NewWorker(b.Engine, cfg)
+		dbtest.Must(t, "new worker", err)
+		owner := cfg.WorkerID
+		handle := func(ctx context.Context, task *runtime.Task) error {
+			i := book.Start(task, owner)
+			time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+			if rand.IntN(100) < 3 {
+				book.End(i)
+				return errors.New("injected failure")
+			}
+			err := CommitEffect(ctx, b.DB.DB, task, owner, func() { book.End(i) })
+			if err != nil && book.Intervals()[i].End.IsZero() { // failed before the commit: it ends now
+				book.End(i)
+				commitErrors.Store(err.Error(), true)
+			}
+			return err
+		}
+		for _, typ := range []string{"a", "b", "c"} {
+			var opts []runtime.HandlerOption
+			if n := typeLimits[typ]; n > 0 {
+				opts = append(opts, runtime.WithConcurrency(n))
+			}
+			opts = append(opts, runtime.WithBackoff(FastBackoff))
+			dbtest.Must(t, "handle", worker.Handle(typ, handle, opts...))
+		}
+		dbtest.Must(t, "start", worker.Start(bg))
+		t.Cleanup(func() { _ = worker.Stop(bg) })
+	}
+
+	// The database's own view of RUNNING rows, sampled under contention.
+	sampled := sampleRunning(t, b.DB.DB, func() bool {
+		return b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'") == 0
+	}, 2*time.Minute)
+
+	reran := CheckLedger(t, book.Intervals())
+	total, byType := maxRunning(book.Intervals())
+	if total > globalLimit {
+		t.Errorf("Ledger: %d handlers ran at once, global limit %d", total, globalLimit)
+	}
+	for typ, n := range typeLimits {
+		if byType[typ] > n {
+			t.Errorf("Ledger: %d %s handlers ran at once, limit %d", byType[typ], typ, n)
+		}
+		if sampled.byType[typ] > n {
+			t.Errorf("database: %d %s tasks RUNNING at once, limit %d", sampled.byType[typ], typ, n)
+		}
+	}
+	if sampled.total > globalLimit {
+		t.Errorf("database: %d tasks RUNNING at once, global limit %d", sampled.total, globalLimit)
+	}
+	dups := CheckEffects(t, b.DB, tasks)
+	commitErrors.Range(func(msg, _ any) bool { t.Logf("an execution failed before its commit: %s", msg); return true })
+	t.Logf("%d tasks, %d workers: %d executions, %d tasks retried, %d duplicates; max running %d (limit %d), by type %v (limits %v); database samples %d, max %d, by type %v",
+		tasks, workers, len(book.Intervals()), reran, dups, total, globalLimit, byType, typeLimits, sampled.samples, sampled.total, sampled.byType)
+}
+
+type runningSample struct {
+	samples int
+	total   int
+	byType  map[string]int
+}
+
+// sampleRunning counts RUNNING and CANCEL_REQUESTED rows by type in a tight
+// loop until done reports true, and returns the maxima it saw.
+func sampleRunning(t *testing.T, db *sql.DB, done func() bool, timeout time.Duration) runningSample {
+	t.Helper()
+	s := runningSample{byType: map[string]int{}}
+	deadline := time.Now().Add(timeout)
+	for i := 0; ; i++ {
+		if i%50 == 0 && done() {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks not finished after %s", timeout)
+		}
+		rows, err := db.Query("SELECT task_type, COUNT(*) FROM leasegen_tasks WHERE status IN ('RUNNING','CANCEL_REQUESTED') GROUP BY task_type")
+		dbtest.Must(t, "sample", err)
+		total := 0
+		for rows.Next() {
+			var typ string
+			var n int
+			dbtest.Must(t, "scan", rows.Scan(&typ, &n))
+			s.byType[typ] = max(s.byType[typ], n)
+			total += n
+		}
+		rows.Close()
+		s.total = max(s.total, total)
+		s.samples++
+	}
+}

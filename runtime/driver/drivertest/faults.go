@@ -1,0 +1,235 @@
+package drivertest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// FaultRun is a fleet of in-process workers, each on its own pool like a
+// process of its own, working through tasks that commit an effect, while a
+// test breaks the database.
+type FaultRun struct {
+	B       *Bundle
+	Book    Ledger // every execution of the workers' handlers
+	Workers []*runtime.Worker
+	Tasks   int // how many tasks the run must finish
+}
+
+// NewFaultRun enqueues n tasks of 20 to 60 ms and starts workers on pools
+// from open.
+func NewFaultRun(t *testing.T, b *Bundle, n, workers int, open func() *sql.DB) *FaultRun {
+	t.Helper()
+	b.DB.MustExec(t, EffectsTable)
+	reqs := make([]runtime.Request, n)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: "work", Payload: fmt.Appendf(nil, "%d", 20+rand.IntN(40)), Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(100)}}
+	}
+	_, err := b.Client.EnqueueMany(bg, reqs)
+	dbtest.Must(t, "enqueue", err)
+	r := &FaultRun{B: b, Tasks: n}
+	for i := range workers {
+		cfg := Config()
+		cfg.WorkerID = fmt.Sprintf("w%d", i)
+		cfg.MaxConcurrency = 8
+		db := open()
+		w, err := runtime.NewWorker(b.H.engine(db), cfg)
+		dbtest.Must(t, "worker", err)
+		owner := cfg.WorkerID
+		dbtest.Must(t, "handle", w.Handle("work", func(ctx context.Context, task *runtime.Task) error {
+			i := r.Book.Start(task, owner)
+			var ms int
+			fmt.Sscan(string(task.Payload), &ms)
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+			case <-ctx.Done():
+				r.Book.End(i)
+				return ctx.Err()
+			}
+			err := CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
+			if err != nil && r.Book.Intervals()[i].End.IsZero() {
+				r.Book.End(i)
+			}
+			return err
+		}, runtime.WithBackoff(FastBackoff)))
+		dbtest.Must(t, "start", w.Start(bg))
+		r.Workers = append(r.Workers, w)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+			defer cancel()
+			_ = w.Stop(ctx)
+		})
+	}
+	return r
+}
+
+// WaitFinished waits until succeeded tasks reach want, or fails t.
+func (r *FaultRun) WaitFinished(t *testing.T, want int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var n int
+		err := r.B.DB.DB.QueryRow("SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'SUCCESS'").Scan(&n)
+		if err == nil && n >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d tasks succeeded after %s (last error: %v)", n, want, timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Running counts RUNNING tasks (the tasks in flight when a fault hits).
+func (r *FaultRun) Running(t *testing.T) int {
+	return r.B.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'RUNNING'")
+}
+
+// Verify checks the end state: nothing lost, no duplicate effect, no
+// overlapping executions. It returns the tasks that ran more than once.
+func (r *FaultRun) Verify(t *testing.T) int {
+	t.Helper()
+	if lost := r.B.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'"); lost != 0 {
+		t.Errorf("%d tasks did not succeed", lost)
+	}
+	CheckEffects(t, r.B.DB, r.Tasks)
+	return CheckLedger(t, r.Book.Intervals())
+}
+
+// Stats sums the workers' statistics.
+func (r *FaultRun) Stats() runtime.Stats {
+	var sum runtime.Stats
+	for _, w := range r.Workers {
+		s := w.Stats()
+		sum.SelfFenced += s.SelfFenced
+		sum.StaleWrites += s.StaleWrites
+		sum.HeartbeatFailures += s.HeartbeatFailures
+		sum.Recovered += s.Recovered
+		sum.LeasesLost += s.LeasesLost
+	}
+	return sum
+}
+
+// privateServer is a bundle on a database of a private server, which the
+// test may take down.
+func privateServer(t *testing.T, h *Harness) (*Bundle, Server) {
+	t.Helper()
+	server := h.PrivateServer(t)
+	dsn := server.NewDatabase("faults")
+	return SetupOn(t, h, &DB{DB: h.open(t, dsn), DSN: dsn, h: h}), server
+}
+
+// The server dies (SIGKILL) mid-run and comes back: workers reconnect and
+// every task succeeds once; enqueues during the outage fail with
+// ErrUnavailable and write nothing.
+func testFaultDatabaseRestart(t *testing.T, h *Harness) {
+	b, server := privateServer(t, h)
+	r := NewFaultRun(t, b, 600, 3, func() *sql.DB { return b.DB.Open(t) })
+	r.WaitFinished(t, 150, time.Minute)
+	inFlight := r.Running(t)
+	server.Kill()
+	down := time.Now()
+
+	_, err := b.Client.EnqueueMany(bg, []runtime.Request{{Type: "work", Payload: []byte("1")}, {Type: "work", Payload: []byte("1")}})
+	if !errors.Is(err, runtime.ErrUnavailable) {
+		t.Errorf("enqueue during the outage: err = %v, want ErrUnavailable", err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	server.Start()
+	up := time.Now()
+	r.WaitFinished(t, 600, 2*time.Minute)
+	recovered := time.Since(up)
+	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks"); n != 600 {
+		t.Errorf("%d task rows, want 600: the failed enqueue wrote something", n)
+	}
+	reran := r.Verify(t)
+	s := r.Stats()
+	t.Logf("restart: %d tasks in flight, outage %s, all done %s after restart; %d ran again; %d recovered, %d self-fenced, %d heartbeat failures",
+		inFlight, up.Sub(down).Round(time.Millisecond), recovered.Round(time.Millisecond), reran, s.Recovered, s.SelfFenced, s.HeartbeatFailures)
+}
+
+// The server freezes (SIGSTOP) for longer than the lease: the workers stop
+// their executions before their leases can expire, and after the thaw the
+// tasks are recovered and finish, with no overlapping holders.
+func testFaultDatabaseStall(t *testing.T, h *Harness) {
+	b, server := privateServer(t, h)
+	r := NewFaultRun(t, b, 600, 3, func() *sql.DB { return b.DB.Open(t) })
+	r.WaitFinished(t, 150, time.Minute)
+	inFlight := r.Running(t)
+	server.Freeze()
+	time.Sleep(2500 * time.Millisecond) // 2.5 leases
+	server.Thaw()
+	thawed := time.Now()
+	r.WaitFinished(t, 600, 2*time.Minute)
+	reran := r.Verify(t)
+	s := r.Stats()
+	if s.SelfFenced == 0 {
+		t.Errorf("no execution self-fenced during a stall of 2.5 leases: %+v", s)
+	}
+	t.Logf("stall: %d tasks in flight, frozen 2.5s (lease 1s), all done %s after the thaw; %d ran again; %d recovered, %d self-fenced, %d heartbeat failures",
+		inFlight, time.Since(thawed).Round(time.Millisecond), reran, s.Recovered, s.SelfFenced, s.HeartbeatFailures)
+}
+
+// One worker loses its connection while the others keep theirs: its tasks
+// are recovered by the others after expiry; its handlers, which ignore their
+// context and try to complete after it reconnects, are rejected by the
+// fence; and once reconnected it claims again.
+func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
+	proxy, dsn := b.H.proxy(t, b.DB.DSN)
+	r := NewFaultRun(t, b, 1500, 2, func() *sql.DB { return b.DB.Open(t) })
+	cutDB := b.H.open(t, dsn)
+	resumed := make(chan struct{})
+	cfg := Config()
+	cfg.WorkerID = "cut"
+	cfg.MaxConcurrency = 8
+	cut, err := runtime.NewWorker(b.H.engine(cutDB), cfg)
+	dbtest.Must(t, "worker", err)
+	dbtest.Must(t, "handle", cut.Handle("work", func(ctx context.Context, task *runtime.Task) error {
+		i := r.Book.Start(task, "cut")
+		select {
+		case <-time.After(3 * time.Second): // longer than a lease: the cut finds it waiting here
+			err := CommitEffect(ctx, cutDB, task, "cut", func() { r.Book.End(i) })
+			if err != nil && r.Book.Intervals()[i].End.IsZero() {
+				r.Book.End(i)
+			}
+			return err
+		case <-ctx.Done():
+			// Self-fenced: from here on this execution holds nothing. It
+			// ignores the cancellation and tries to complete once back.
+			r.Book.End(i)
+			<-resumed
+			return CommitEffect(context.Background(), cutDB, task, "cut", nil)
+		}
+	}, runtime.WithBackoff(FastBackoff)))
+	dbtest.Must(t, "start", cut.Start(bg))
+	t.Cleanup(func() { _ = cut.Stop(bg) })
+
+	r.WaitFinished(t, 150, time.Minute)
+	inFlight := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'RUNNING' AND lease_owner = 'cut'")
+	proxy.Pause()
+	time.Sleep(2500 * time.Millisecond)
+	cutAt := cut.Stats().Claimed
+	proxy.Resume()
+	close(resumed)
+	back := time.Now()
+	r.WaitFinished(t, 1500, 2*time.Minute)
+	done := time.Since(back)
+	dbtest.Must(t, "stop the cut-off worker", cut.Stop(bg)) // its stale executions finish first
+	reran := r.Verify(t)
+	s := cut.Stats()
+	if inFlight > 0 && (s.SelfFenced == 0 || s.StaleWrites == 0) {
+		t.Errorf("cut-off worker with %d tasks in flight: %+v; want self-fenced executions and rejected stale writes", inFlight, s)
+	}
+	if s.Claimed == cutAt {
+		t.Error("the cut-off worker claimed nothing after reconnecting")
+	}
+	t.Logf("cut off: %d of its tasks in flight, cut 2.5s, all done %s after reconnecting; %d ran again; cut-off worker: %d self-fenced, %d stale writes rejected, %d claims after reconnecting",
+		inFlight, done.Round(time.Millisecond), reran, s.SelfFenced, s.StaleWrites, s.Claimed-cutAt)
+}

@@ -1,0 +1,117 @@
+package drivertest
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// Interval is one execution of a handler as the test's Ledger saw it: the
+// handler's own start and end, not anything the runtime reports.
+type Interval struct {
+	Task    runtime.TaskID
+	Type    string
+	Attempt int
+	Owner   string
+	Start   time.Time
+	End     time.Time // zero while running (or when its process was killed)
+}
+
+// Ledger collects the intervals of one process's handlers.
+type Ledger struct {
+	mu   sync.Mutex
+	rows []Interval
+}
+
+func (l *Ledger) Start(t *runtime.Task, owner string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rows = append(l.rows, Interval{Task: t.ID, Type: t.Type, Attempt: t.Attempt, Owner: owner, Start: time.Now()})
+	return len(l.rows) - 1
+}
+
+func (l *Ledger) End(i int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rows[i].End = time.Now()
+}
+
+func (l *Ledger) Intervals() []Interval {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.rows)
+}
+
+// ledgerProblems lists executions without an end and executions of one task
+// that overlap in time or whose attempts do not rise, and counts the tasks
+// that ran more than once.
+func ledgerProblems(rows []Interval) (problems []string, reran int) {
+	byTask := map[runtime.TaskID][]Interval{}
+	for _, r := range rows {
+		if r.End.IsZero() {
+			problems = append(problems, fmt.Sprintf("task %d attempt %d (owner %s) has no end", r.Task, r.Attempt, r.Owner))
+		}
+		byTask[r.Task] = append(byTask[r.Task], r)
+	}
+	for id, runs := range byTask {
+		slices.SortFunc(runs, func(a, b Interval) int { return a.Start.Compare(b.Start) })
+		for i := 1; i < len(runs); i++ {
+			prev, cur := runs[i-1], runs[i]
+			if cur.Start.Before(prev.End) {
+				problems = append(problems, fmt.Sprintf("task %d: attempt %d (%s) started %s before attempt %d (%s) ended",
+					id, cur.Attempt, cur.Owner, prev.End.Sub(cur.Start), prev.Attempt, prev.Owner))
+			}
+			if cur.Attempt <= prev.Attempt {
+				problems = append(problems, fmt.Sprintf("task %d: attempt %d followed attempt %d: attempts must rise", id, cur.Attempt, prev.Attempt))
+			}
+		}
+		if len(runs) > 1 {
+			reran++
+		}
+	}
+	return problems, reran
+}
+
+// CheckLedger fails t for each Ledger problem and returns the rerun count.
+func CheckLedger(t *testing.T, rows []Interval) int {
+	t.Helper()
+	problems, reran := ledgerProblems(rows)
+	for i, p := range problems {
+		if i == 20 {
+			t.Errorf("... and %d more", len(problems)-i)
+			break
+		}
+		t.Error(p)
+	}
+	return reran
+}
+
+// maxRunning sweeps the intervals and returns the most that ran at once, in
+// total and per task type.
+func maxRunning(rows []Interval) (total int, byType map[string]int) {
+	type event struct {
+		at    time.Time
+		delta int
+		typ   string
+	}
+	events := make([]event, 0, 2*len(rows))
+	for _, r := range rows {
+		events = append(events, event{r.Start, 1, r.Type}, event{r.End, -1, r.Type})
+	}
+	// Ends before starts at the same instant: touching intervals do not overlap.
+	slices.SortFunc(events, func(a, b event) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.delta, b.delta)) })
+	byType = map[string]int{}
+	running, now := 0, map[string]int{}
+	for _, e := range events {
+		running += e.delta
+		now[e.typ] += e.delta
+		total = max(total, running)
+		byType[e.typ] = max(byType[e.typ], now[e.typ])
+	}
+	return total, byType
+}

@@ -1,0 +1,263 @@
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+func FastBackoff(int) time.Duration { return 10 * time.Millisecond }
+
+func testWorkerRetriesThenSucceeds(t *testing.T, b *Bundle) {
+	var calls atomic.Int32
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"flaky": func(ctx context.Context, task *runtime.Task) error {
+			if calls.Add(1) < 3 {
+				return errors.New("try again")
+			}
+			return nil
+		},
+	}, runtime.WithBackoff(FastBackoff))
+	id := b.Enqueue(t, "flaky", runtime.WithMaxAttempts(3))
+	info := b.WaitStatus(t, id, runtime.StatusSuccess, 5*time.Second)
+	if info.Attempt != 3 || info.LastError != "try again" {
+		t.Errorf("attempt %d, last error %q", info.Attempt, info.LastError)
+	}
+}
+
+func testWorkerFailsAfterLastAttempt(t *testing.T, b *Bundle) {
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"broken": func(context.Context, *runtime.Task) error { return errors.New("always") },
+		"fatal":  func(context.Context, *runtime.Task) error { return runtime.Permanent(errors.New("bad input")) },
+	}, runtime.WithBackoff(FastBackoff))
+	broken := b.Enqueue(t, "broken", runtime.WithMaxAttempts(2))
+	fatal := b.Enqueue(t, "fatal", runtime.WithMaxAttempts(5))
+	if info := b.WaitStatus(t, broken, runtime.StatusFailed, 5*time.Second); info.Attempt != 2 || info.FinishedAt.IsZero() {
+		t.Errorf("broken: attempt %d finished %v", info.Attempt, info.FinishedAt)
+	}
+	if info := b.WaitStatus(t, fatal, runtime.StatusFailed, 5*time.Second); info.Attempt != 1 || !strings.Contains(info.LastError, "bad input") {
+		t.Errorf("permanent failure: attempt %d error %q, want one attempt", info.Attempt, info.LastError)
+	}
+}
+
+func testWorkerRecordsPanicWithStack(t *testing.T, b *Bundle) {
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"panics": func(context.Context, *runtime.Task) error { panic("boom") },
+	}, runtime.WithBackoff(FastBackoff))
+	id := b.Enqueue(t, "panics", runtime.WithMaxAttempts(2))
+	info := b.WaitStatus(t, id, runtime.StatusFailed, 5*time.Second)
+	if info.Attempt != 2 || !strings.Contains(info.LastError, "panic: boom") || !strings.Contains(info.LastError, "testWorkerRecordsPanicWithStack") {
+		t.Errorf("attempt %d, last error %q: want 2 attempts and the stack", info.Attempt, info.LastError)
+	}
+}
+
+func testWorkerSnoozeKeepsAttempts(t *testing.T, b *Bundle) {
+	var calls atomic.Int32
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"later": func(ctx context.Context, task *runtime.Task) error {
+			if calls.Add(1) <= 3 {
+				return runtime.Snooze(20 * time.Millisecond)
+			}
+			return nil
+		},
+	})
+	id := b.Enqueue(t, "later", runtime.WithMaxAttempts(1))
+	info := b.WaitStatus(t, id, runtime.StatusSuccess, 5*time.Second)
+	if info.Attempt != 4 || calls.Load() != 4 {
+		t.Errorf("attempt %d after %d calls; snoozes must not use the single attempt", info.Attempt, calls.Load())
+	}
+}
+
+func testCancelQueuedTaskNeverRuns(t *testing.T, b *Bundle) {
+	id := b.Enqueue(t, "a")
+	dbtest.Must(t, "cancel", b.Client.Cancel(bg, id))
+	ran := make(chan runtime.TaskID, 10)
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"a": func(_ context.Context, task *runtime.Task) error { ran <- task.ID; return nil },
+	})
+	marker := b.Enqueue(t, "a")
+	b.WaitStatus(t, marker, runtime.StatusSuccess, 5*time.Second)
+	if got := <-ran; got != marker {
+		t.Errorf("ran task %d, want only the marker %d", got, marker)
+	}
+	if info, _ := b.Client.Get(bg, id); info.Status != runtime.StatusCancelled || info.Attempt != 0 {
+		t.Errorf("cancelled task: %s attempt %d", info.Status, info.Attempt)
+	}
+}
+
+func testCancelRequestReachesRunningHandler(t *testing.T, b *Bundle) {
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"long": func(ctx context.Context, task *runtime.Task) error {
+			close(started)
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return ctx.Err()
+		},
+	})
+	id := b.Enqueue(t, "long")
+	<-started
+	dbtest.Must(t, "cancel", b.Client.Cancel(bg, id))
+	select {
+	case err := <-cause:
+		if !errors.Is(err, runtime.ErrCancelRequested) {
+			t.Errorf("context cause = %v, want ErrCancelRequested", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the handler's context was not cancelled")
+	}
+	b.WaitStatus(t, id, runtime.StatusCancelled, 5*time.Second)
+}
+
+func testMaxExecutionTime(t *testing.T, b *Bundle) {
+	cause := make(chan error, 1)
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"slow": func(ctx context.Context, task *runtime.Task) error {
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return ctx.Err()
+		},
+	}, runtime.WithTimeout(100*time.Millisecond))
+	id := b.Enqueue(t, "slow", runtime.WithMaxAttempts(1))
+	info := b.WaitStatus(t, id, runtime.StatusFailed, 5*time.Second)
+	if err := <-cause; !errors.Is(err, runtime.ErrExecutionTimeout) {
+		t.Errorf("cause = %v, want ErrExecutionTimeout", err)
+	}
+	if !strings.Contains(info.LastError, "max execution time") {
+		t.Errorf("last error %q does not say why", info.LastError)
+	}
+}
+
+// Stop keeps renewing while a task longer than the lease drains: no other
+// worker takes it, and it completes on its first attempt.
+func testStopDrainsWhileRenewing(t *testing.T, b *Bundle) {
+	started := make(chan struct{})
+	cfg := Config()
+	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
+		"long": func(ctx context.Context, task *runtime.Task) error {
+			close(started)
+			select {
+			case <-time.After(2500 * time.Millisecond): // 2.5 leases
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+	})
+	id := b.Enqueue(t, "long")
+	<-started
+	b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
+		"long": func(context.Context, *runtime.Task) error {
+			t.Error("a second worker ran the draining task")
+			return nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	dbtest.Must(t, "stop", w.Stop(ctx))
+	info, _ := b.Client.Get(bg, id)
+	if info.Status != runtime.StatusSuccess || info.Attempt != 1 {
+		t.Errorf("after a draining stop: %s attempt %d, want SUCCESS on attempt 1", info.Status, info.Attempt)
+	}
+}
+
+// When the drain timeout ends first, running tasks are cancelled and
+// released at once, without using an attempt.
+func testStopTimeoutReleases(t *testing.T, b *Bundle) {
+	started := make(chan struct{})
+	w := b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"long": func(ctx context.Context, task *runtime.Task) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	})
+	id := b.Enqueue(t, "long", runtime.WithMaxAttempts(1))
+	<-started
+	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	defer cancel()
+	if err := w.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Stop = %v, want the drain deadline", err)
+	}
+	info, _ := b.Client.Get(bg, id)
+	if info.Status != runtime.StatusQueued || info.Attempt != 1 || !info.LeaseUntil.IsZero() {
+		t.Fatalf("released task: %s attempt %d lease %v", info.Status, info.Attempt, info.LeaseUntil)
+	}
+	// Its single attempt is still unused: another worker completes it.
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"long": func(context.Context, *runtime.Task) error { return nil }})
+	b.WaitStatus(t, id, runtime.StatusSuccess, 5*time.Second)
+}
+
+// A handler that ignores its context does not hold Stop past its bound.
+func testStopIsBoundedWhenHandlerIgnoresContext(t *testing.T, b *Bundle) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	defer close(release)
+	w := b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"stubborn": func(context.Context, *runtime.Task) error { close(started); <-release; return nil },
+	})
+	id := b.Enqueue(t, "stubborn")
+	<-started
+	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	_ = w.Stop(ctx)
+	if took := time.Since(begin); took > 2*time.Second {
+		t.Errorf("Stop took %s with a stubborn handler", took)
+	}
+	if info, _ := b.Client.Get(bg, id); info.Status != runtime.StatusQueued {
+		t.Errorf("stubborn task is %s, want QUEUED (released)", info.Status)
+	}
+}
+
+// A task type no worker knows is left alone: not claimed, not failed, still
+// visible to listings, while known types keep flowing.
+func testUnknownTypeStaysQueued(t *testing.T, b *Bundle) {
+	ghost := b.Enqueue(t, "ghost", runtime.WithOwner("o"))
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"known": func(context.Context, *runtime.Task) error { return nil },
+	})
+	for range 3 {
+		b.WaitStatus(t, b.Enqueue(t, "known"), runtime.StatusSuccess, 5*time.Second)
+	}
+	info, err := b.Client.Get(bg, ghost)
+	dbtest.Must(t, "get", err)
+	if info.Status != runtime.StatusQueued || info.Attempt != 0 {
+		t.Errorf("unknown type: %s after %d attempts, want QUEUED and untouched", info.Status, info.Attempt)
+	}
+	if list, _ := b.Client.ListByOwner(bg, "o", 10, runtime.StatusQueued); len(list) != 1 {
+		t.Errorf("listing shows %d queued tasks of the owner, want the ghost", len(list))
+	}
+}
+
+// A task type's short lease needs no Config of its own: the default
+// heartbeat follows the shortest lease, and a task that runs for several
+// leases keeps its one lease. A configured heartbeat too slow for the lease
+// is refused with the value to set.
+func testShortLeaseKeepsItsLease(t *testing.T, b *Bundle) {
+	w := b.StartWorker(t, runtime.Config{Logger: QuietLogger(), PollInterval: 50 * time.Millisecond}, map[string]runtime.HandlerFunc{
+		"thumbnail": func(context.Context, *runtime.Task) error {
+			time.Sleep(1500 * time.Millisecond) // 2.5 leases
+			return nil
+		},
+	}, runtime.WithLease(600*time.Millisecond))
+	id := b.Enqueue(t, "thumbnail")
+	info := b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second)
+	if s := w.Stats(); info.Attempt != 1 || s.LeasesLost != 0 || s.SelfFenced != 0 {
+		t.Errorf("a task of 2.5 leases: attempt %d, %d leases lost, %d self-fenced; want its one lease renewed throughout", info.Attempt, s.LeasesLost, s.SelfFenced)
+	}
+
+	slow, err := runtime.NewWorker(b.Engine, runtime.Config{Logger: QuietLogger(), HeartbeatInterval: 10 * time.Second})
+	dbtest.Must(t, "new worker", err)
+	dbtest.Must(t, "handle", slow.Handle("thumbnail", func(context.Context, *runtime.Task) error { return nil }, runtime.WithLease(5*time.Second)))
+	if err := slow.Start(bg); !errors.Is(err, runtime.ErrInvalidConfig) || !strings.Contains(err.Error(), "set it to at most 1.25s, or leave it 0") {
+		t.Errorf("a configured heartbeat of 10s for a 5s lease: %v, want ErrInvalidConfig saying what to set", err)
+	}
+}

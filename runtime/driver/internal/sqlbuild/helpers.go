@@ -1,0 +1,84 @@
+package sqlbuild
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// Helpers both engines' stores use.
+
+// NullString is s as a nullable column: NULL when empty.
+func NullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}
+
+// WithRetry runs op, again after an error that conflict accepts (a
+// deadlock, a lock wait that timed out), up to three times. Only for
+// operations that own their transaction.
+func WithRetry(ctx context.Context, conflict func(error) bool, onRetry func(), op func() error) error {
+	var err error
+	for try := range 3 {
+		if err = op(); err == nil || !conflict(err) || try == 2 {
+			return err
+		}
+		if onRetry != nil {
+			onRetry()
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(try+1) * 5 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// RecoveryOutcome mirrors the CASE of both engines' TaskRecoverMark.
+func RecoveryOutcome(status leasetype.Status, attempt, free, maxAttempts int) string {
+	switch {
+	case status == leasetype.StatusCancelRequested:
+		return driver.RecoveryCancelled
+	case driver.AttemptsLeft(attempt, free, maxAttempts):
+		return driver.RecoveryRequeued
+	default:
+		return driver.RecoveryFailed
+	}
+}
+
+// EncodeLimits is TaskLimits as the task_limits column holds it.
+func EncodeLimits(limits map[string]int) string {
+	b, _ := json.Marshal(limits) // a map of strings to ints always encodes
+	return string(b)
+}
+
+// DecodeLimits reads the task_limits column; a value no worker wrote reads
+// as no types.
+func DecodeLimits(s string) map[string]int {
+	limits := map[string]int{}
+	_ = json.Unmarshal([]byte(s), &limits)
+	return limits
+}
+
+// AssembleQueueStats assembles QueueStats from an engine's three stats queries,
+// whatever row types its sqlc code uses.
+func AssembleQueueStats[C, O, R any](counts []C, oldest []O, running []R,
+	count func(C) leasetype.TypeStatusCount, old func(O) (string, time.Time), run func(R) (string, int)) leasetype.QueueStats {
+	st := leasetype.QueueStats{OldestQueued: map[string]time.Time{}, RunningByWorker: map[string]int{}}
+	for _, c := range counts {
+		st.Counts = append(st.Counts, count(c))
+	}
+	for _, o := range oldest {
+		typ, at := old(o)
+		st.OldestQueued[typ] = at
+	}
+	for _, r := range running {
+		owner, n := run(r)
+		st.RunningByWorker[owner] = n
+	}
+	return st
+}

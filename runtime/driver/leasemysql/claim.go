@@ -1,0 +1,140 @@
+package leasemysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {
+	for _, scope := range scopes {
+		if err := s.q.LimitEnsure(ctx, s.db, mysqldb.LimitEnsureParams{Scope: scope}); err != nil {
+			return fmt.Errorf("leasegen: create limit row %q: %w", scope, err)
+		}
+	}
+	return nil
+}
+
+func (s *store) Claimable(ctx context.Context, types []string) (bool, error) {
+	ok, err := s.q.TaskClaimable(ctx, s.db, mysqldb.TaskClaimableParams{TaskTypes: types})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: look for claimable tasks: %w", err)
+	}
+	return ok, nil
+}
+
+// Claim takes up to req.Max queued tasks in one READ COMMITTED transaction:
+// whole candidate rows with FOR UPDATE SKIP LOCKED in Claim-index order, then
+// one UPDATE per lease length that starts the leases on the database's
+// clock. The rows are locked, so the UPDATE's effect is known without a
+// read-back.
+func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+	var claimed []driver.ClaimedTask
+	err := s.retry(ctx, func() error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
+			var err error
+			claimed, err = s.claimTx(ctx, tx, req)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: claim: %w", err)
+	}
+	return claimed, nil
+}
+
+func (s *store) claimTx(ctx context.Context, tx *sql.Tx, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+	picked, err := sqlbuild.PlanClaim(ctx, mysqlClaimSource{s: s, tx: tx}, req)
+	if err != nil || len(picked) == 0 {
+		return nil, err
+	}
+	claimed, groups := sqlbuild.LeaseGroups(req, picked)
+	for lease, group := range groups {
+		err = s.q.TaskClaimMark(ctx, tx, mysqldb.TaskClaimMarkParams{
+			LeaseOwner: req.Owner,
+			LeaseUs:    micros(lease),
+			Ids:        group,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return claimed, nil
+}
+
+// mysqlClaimSource reads a claim's inputs inside its transaction.
+type mysqlClaimSource struct {
+	s  *store
+	tx *sql.Tx
+}
+
+// LockLimits locks the limit rows; the worker created them at start.
+func (c mysqlClaimSource) LockLimits(ctx context.Context, scopes []string) error {
+	locked, err := c.s.q.LimitLock(ctx, c.tx, mysqldb.LimitLockParams{Scopes: scopes})
+	if err != nil {
+		return err
+	}
+	if len(locked) != len(scopes) {
+		return fmt.Errorf("limit rows missing (have %v, need %v): the worker creates them at start", locked, scopes)
+	}
+	return nil
+}
+
+func (c mysqlClaimSource) RunningByType(ctx context.Context) (map[string]int, error) {
+	rows, err := c.s.q.TaskCountRunning(ctx, c.tx)
+	if err != nil {
+		return nil, err
+	}
+	running := make(map[string]int, len(rows))
+	for _, r := range rows {
+		running[r.TaskType] = int(r.Running)
+	}
+	return running, nil
+}
+
+// Candidates locks up to limit claimable tasks of types, in claim order, in
+// rounds of two steps: a plain scan of leasegen_tasks_due names the next
+// tasks, then a locking read by primary key takes those no other claim
+// holds. A locking read down the index itself would lock, and pay for,
+// every entry that recent claims left for purge at the head of the queue:
+// up to three times the cost of the whole claim under a steady burn-down.
+// Tasks another claim held are excluded from the next round's scan.
+func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit int) ([]sqlbuild.Candidate, error) {
+	out := make([]sqlbuild.Candidate, 0, limit) // the poller asks for at most maxClaimBatch
+	// No task has id 0: an empty slice would become IN (NULL), which
+	// NOT IN turns into "exclude everything".
+	excluded := []int64{0}
+	for range sqlbuild.ClaimRounds {
+		want := limit - len(out)
+		ids, err := c.s.q.TaskClaimScan(ctx, c.tx, mysqldb.TaskClaimScanParams{TaskTypes: types, Excluded: excluded, Limit: int32(want)})
+		if err != nil || len(ids) == 0 {
+			return out, err
+		}
+		rows, err := c.s.q.TaskClaimLock(ctx, c.tx, mysqldb.TaskClaimLockParams{Ids: ids})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out = append(out, sqlbuild.Candidate{
+				ClaimedTask: driver.ClaimedTask{
+					ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
+					AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
+					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+				},
+				ClaimedAt: r.ClaimedAt,
+			})
+		}
+		if len(rows) == len(ids) || len(ids) < want {
+			break // all locked, or the queue has no more
+		}
+		excluded = append(excluded, ids...)
+	}
+	slices.SortFunc(out, sqlbuild.ClaimOrder)
+	return out, nil
+}

@@ -1,0 +1,186 @@
+package leasemysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// Batches are split into statements of at most this many rows and payload
+// bytes (fewer when the server's max_allowed_packet is smaller), below
+// MariaDB's default 16 MiB even when escaping doubles every payload.
+const (
+	insertChunkRows  = 1000
+	insertChunkBytes = 4 << 20
+)
+
+// insertRowSQL is one row of the hand-written multi-row INSERT; it matches
+// the columns and expressions of the TaskInsert query.
+const insertRowSQL = `(?, 'QUEUED', ?, ?, ?, COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND), COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND), ?, ?, ?, NOW(3), NOW(3))`
+
+const insertHeadSQL = `INSERT INTO leasegen_tasks (task_type, status, payload, priority, due_priority, available_at,
+  due_at, max_attempts, owner_id, idempotency_key, created_at, updated_at) VALUES `
+
+// Insert stores tasks and returns their ids in order; a task whose
+// (type, idempotency key) exists gets the existing id. A batch is atomic: it
+// runs in q's transaction, or in one of its own.
+func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	if len(tasks) == 1 {
+		id, err := s.q.TaskInsert(ctx, q, insertParams(tasks[0]))
+		if err != nil {
+			return nil, fmt.Errorf("leasegen: enqueue %s: %w", tasks[0].Type, err)
+		}
+		return []leasetype.TaskID{leasetype.TaskID(id)}, nil
+	}
+	if _, ok := q.(*sql.DB); ok && len(tasks) > 1 {
+		var ids []leasetype.TaskID
+		err := s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
+			var err error
+			ids, err = s.insertChunks(ctx, tx, tasks)
+			return err
+		})
+		return ids, err
+	}
+	return s.insertChunks(ctx, q, tasks)
+}
+
+func (s *store) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	ids := make([]leasetype.TaskID, 0, len(tasks))
+	for len(tasks) > 0 {
+		n, size := 0, 0
+		chunkBytes := min(insertChunkBytes, s.maxPayload)
+		for n < len(tasks) && n < insertChunkRows && (n == 0 || size+len(tasks[n].Payload) <= chunkBytes) {
+			size += len(tasks[n].Payload)
+			n++
+		}
+		chunkIDs, err := s.insertChunk(ctx, q, tasks[:n])
+		if err != nil {
+			return nil, fmt.Errorf("leasegen: enqueue batch of %d: %w", len(tasks), err)
+		}
+		ids = append(ids, chunkIDs...)
+		tasks = tasks[n:]
+	}
+	return ids, nil
+}
+
+// insertChunk writes one statement where the server can name the new ids:
+// MariaDB through RETURNING, MySQL through LAST_INSERT_ID when its
+// auto-increment lock mode makes a statement's ids consecutive and no row can
+// hit an existing key. Otherwise each row gets its own statement.
+func (s *store) insertChunk(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	switch {
+	case s.returning:
+		return s.insertReturning(ctx, q, tasks)
+	case s.consecutiveIDs && !anyKey(tasks):
+		return s.insertConsecutive(ctx, q, tasks)
+	default:
+		return s.insertEach(ctx, q, tasks)
+	}
+}
+
+func (s *store) insertReturning(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	query, args := multiRowInsert(tasks)
+	rows, err := q.QueryContext(ctx, query+" ON DUPLICATE KEY UPDATE id = id RETURNING id", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := make([]leasetype.TaskID, 0, len(tasks))
+	for rows.Next() {
+		var id leasetype.TaskID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) != len(tasks) {
+		return nil, fmt.Errorf("insert returned %d ids for %d rows", len(ids), len(tasks))
+	}
+	return ids, nil
+}
+
+func (s *store) insertConsecutive(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	query, args := multiRowInsert(tasks)
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	first, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]leasetype.TaskID, len(tasks))
+	for i := range ids {
+		ids[i] = leasetype.TaskID(first + int64(i))
+	}
+	return ids, nil
+}
+
+func (s *store) insertEach(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	ids := make([]leasetype.TaskID, len(tasks))
+	for i, t := range tasks {
+		id, err := s.q.TaskInsert(ctx, q, insertParams(t))
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = leasetype.TaskID(id)
+	}
+	return ids, nil
+}
+
+func multiRowInsert(tasks []driver.NewTask) (string, []any) {
+	var b strings.Builder
+	b.WriteString(insertHeadSQL)
+	args := make([]any, 0, 11*len(tasks))
+	for i, t := range tasks {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(insertRowSQL)
+		p := insertParams(t)
+		args = append(args, p.TaskType, p.Payload, p.Priority, p.Priority, p.RunAt, p.DelayUs, p.RunAt, p.DelayUs,
+			p.MaxAttempts, p.OwnerID, p.IdempotencyKey)
+	}
+	return b.String(), args
+}
+
+func insertParams(t driver.NewTask) mysqldb.TaskInsertParams {
+	return mysqldb.TaskInsertParams{
+		TaskType:       t.Type,
+		Payload:        t.Payload,
+		Priority:       int32(t.Priority),
+		RunAt:          mysqlTime(t.RunAt),
+		DelayUs:        micros(t.Delay),
+		MaxAttempts:    int32(t.MaxAttempts),
+		OwnerID:        t.OwnerID,
+		IdempotencyKey: sqlbuild.NullString(t.Key),
+	}
+}
+
+// mysqlTime formats an instant as a UTC DATETIME(3) literal, whatever the
+// driver's loc setting; the zero time becomes NULL.
+func mysqlTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000")
+}
+
+func anyKey(tasks []driver.NewTask) bool {
+	for _, t := range tasks {
+		if t.Key != "" {
+			return true
+		}
+	}
+	return false
+}

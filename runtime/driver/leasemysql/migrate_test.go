@@ -1,0 +1,56 @@
+package leasemysql
+
+import (
+	"database/sql"
+	"testing"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
+	"github.com/leasegen/leasegen/runtime/migrations"
+)
+
+// checkIndexes fails t unless the task table has the current schema's
+// indexes and none of those that versions 3 and 4 dropped.
+func checkIndexes(t *testing.T, db *drivertest.DB) {
+	t.Helper()
+	drivertest.CheckIndexes(t, db, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = ?",
+		[]string{"leasegen_tasks_due", "leasegen_tasks_by_owner", "leasegen_tasks_key"},
+		[]string{"leasegen_tasks_claim", "leasegen_tasks_owner", "leasegen_tasks_stats", "leasegen_tasks_finished", "leasegen_tasks_queue", "leasegen_tasks_recover"})
+}
+
+// A database at schema version 3 upgrades in place, and version 4 can run
+// again after a crash between its statements and its record: MySQL commits
+// each DDL statement, so it can lose the record.
+func TestMigrateFromVersion3(t *testing.T) {
+	t.Parallel()
+	db := drivertest.NewDB(t, &harness)
+	steps, err := migrations.Load(mysqlMigrationFiles)
+	dbtest.Must(t, "load migrations", err)
+	conn, err := db.Conn(bg)
+	dbtest.Must(t, "conn", err)
+	dbtest.Must(t, "migrate to version 3", sqlbuild.ApplyMigrations(bg, conn, steps[:3], mysqlMigrations))
+	conn.Close()
+	db.MustExec(t, drivertest.Version3Rows("NOW(3)", "NOW(3) - INTERVAL 1 HOUR", "NOW(3) - INTERVAL 1 SECOND"))
+
+	b := drivertest.SetupOn(t, &harness, db)
+	db.MustExec(t, "DELETE FROM leasegen_schema_migrations WHERE version = 4")
+	dbtest.Must(t, "migrate again after a lost record", b.Engine.Migrate(bg))
+	checkIndexes(t, db)
+	drivertest.CheckUpgradeFromVersion3(t, b)
+}
+
+// A migrated database has the current indexes, and the claim index orders
+// priority descending, as the claim's ORDER BY.
+func TestMigratedIndexes(t *testing.T) {
+	t.Parallel()
+	b := drivertest.Setup(t, &harness)
+	checkIndexes(t, b.DB)
+	var collation sql.NullString
+	err := b.DB.QueryRow(`SELECT collation FROM information_schema.statistics WHERE table_schema = DATABASE()
+		AND index_name = 'leasegen_tasks_due' AND column_name = 'due_priority'`).Scan(&collation)
+	dbtest.Must(t, "index order", err)
+	if collation.String != "D" {
+		t.Errorf("claim index orders priority %q, want D (descending)", collation.String)
+	}
+}

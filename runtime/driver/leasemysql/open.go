@@ -1,0 +1,36 @@
+package leasemysql
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// ErrBadDSN reports a DSN that does not parse.
+var ErrBadDSN = errors.New("leasegen: the MySQL DSN does not parse (user:pass@tcp(host:3306)/db)")
+
+// Open opens a pool on dsn with what the driver needs added (parseTime,
+// loc=UTC, a UTC session time zone), so an operator can paste the DSN they
+// have, and 32 idle connections, so a worker's loops do not reconnect all
+// the time.
+func Open(dsn string) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadDSN, err)
+	}
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadDSN, err)
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxIdleConns(32)
+	return db, nil
+}

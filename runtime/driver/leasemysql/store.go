@@ -1,0 +1,256 @@
+// Package leasemysql is leasegen's engine driver for MySQL 8+ and MariaDB
+// 10.6+, over github.com/go-sql-driver/mysql:
+//
+//	db, err := leasemysql.Open("app:secret@tcp(db:3306)/app")
+//	...
+//	engine := runtime.NewEngine(leasemysql.New(db))
+//
+// Claims take tasks with FOR UPDATE SKIP LOCKED in two steps (an index-only
+// scan, then the rows by id); limits are rows in leasegen_limits that a
+// limited claim locks; every instant comes from the server's NOW(3).
+package leasemysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// ErrSessionNotUTC reports a MySQL session whose time zone is not UTC:
+// the DSN must set time_zone, or the server run in UTC.
+var ErrSessionNotUTC = errors.New("leasegen: MySQL session time zone is not UTC")
+
+// store runs the lease protocol on MySQL 8 or MariaDB 10.6+.
+type store struct {
+	db    *sql.DB
+	q     *mysqldb.Queries
+	hooks driver.Hooks
+	driver.LocalWakeups
+
+	mu      sync.Mutex
+	checked bool
+	// returning is true on MariaDB, whose INSERT ... RETURNING gives a
+	// batch's ids in one statement.
+	returning bool
+	// consecutiveIDs is true when a multi-row INSERT gets consecutive ids
+	// (innodb_autoinc_lock_mode 0 or 1).
+	consecutiveIDs bool
+	// idleVariable is the session variable that bounds an idle
+	// transaction (idleTimeoutVariable).
+	idleVariable string
+	// maxPayload is the largest payload a statement can carry under the
+	// server's max_allowed_packet (escapedLimit).
+	maxPayload int
+}
+
+// escapedLimit is the largest payload that fits a statement of at most
+// maxPacket bytes: with interpolateParams the driver escapes a payload
+// into the statement's text, which can double it (quotes, NUL bytes), and
+// the rest of the row takes a few kilobytes.
+func escapedLimit(maxPacket int64) int {
+	return int(max(maxPacket-64<<10, 0) / 2)
+}
+
+func (s *store) PayloadLimit() int { return s.maxPayload }
+
+// New returns the driver on db. The DSN must carry parseTime=true, keep
+// loc=UTC (the driver's default) and run sessions in UTC
+// (time_zone=%27%2B00%3A00%27 unless the server's own zone is UTC); the
+// first operation checks this and says what to change. Recommended too:
+// interpolateParams=true. Open adds all of it to a DSN.
+func New(db *sql.DB) driver.Driver {
+	return &store{db: db, q: mysqldb.New()}
+}
+
+// Attach keeps the runtime's hooks.
+func (s *store) Attach(h driver.Hooks) { s.hooks = h }
+
+// DB returns the database the driver runs on.
+func (s *store) DB() *sql.DB { return s.db }
+
+// retry runs op again after a deadlock or lock-wait timeout.
+func (s *store) retry(ctx context.Context, op func() error) error {
+	return sqlbuild.WithRetry(ctx, mysqlConflict, s.hooks.ConflictRetried, op)
+}
+
+// Check runs once per store until it succeeds: the session must compute
+// NOW() in UTC and the driver must parse DATETIME as UTC, or lease instants
+// written by one process would be misread by another.
+func (s *store) Check(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.checked {
+		return nil
+	}
+	var (
+		version, tz, systemTZ    string
+		offsetSeconds, maxPacket int64
+		lockMode                 int
+		probe                    time.Time
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT VERSION(), @@session.time_zone, @@system_time_zone,
+		TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@innodb_autoinc_lock_mode,
+		CAST('2000-01-01 00:00:00' AS DATETIME), @@max_allowed_packet`).
+		Scan(&version, &tz, &systemTZ, &offsetSeconds, &lockMode, &probe, &maxPacket)
+	if err != nil {
+		if isScanTimeError(err) {
+			return fmt.Errorf("leasegen: the MySQL DSN needs parseTime=true: %w", err)
+		}
+		return fmt.Errorf("leasegen: checking the MySQL session: %w", err)
+	}
+	if offsetSeconds != 0 || !utcZone(tz, systemTZ) {
+		return fmt.Errorf("%w (time_zone %q, system %q): add time_zone=%%27%%2B00%%3A00%%27 to the DSN", ErrSessionNotUTC, tz, systemTZ)
+	}
+	if !probe.Equal(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		return fmt.Errorf("leasegen: the MySQL driver parses times in %s: use loc=UTC in the DSN", probe.Location())
+	}
+	if s.idleVariable, err = idleTimeoutVariable(ctx, s.db); err != nil {
+		return fmt.Errorf("leasegen: checking the MySQL session: %w", err)
+	}
+	s.returning = isMariaDB(version)
+	s.consecutiveIDs = lockMode <= 1
+	s.maxPayload = escapedLimit(maxPacket)
+	s.checked = true
+	return nil
+}
+
+func utcZone(tz, systemTZ string) bool {
+	switch tz {
+	case "+00:00", "UTC", "Etc/UTC", "GMT":
+		return true
+	case "SYSTEM":
+		return systemTZ == "UTC" || systemTZ == "Etc/UTC" || systemTZ == "GMT" || systemTZ == "Coordinated Universal Time"
+	}
+	return false
+}
+
+func (s *store) Get(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error) {
+	row, err := s.q.TaskGet(ctx, s.db, mysqldb.TaskGetParams{ID: int64(id)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return leasetype.TaskInfo{}, fmt.Errorf("%w: id %d", leasetype.ErrTaskNotFound, id)
+	}
+	if err != nil {
+		return leasetype.TaskInfo{}, fmt.Errorf("leasegen: get task %d: %w", id, err)
+	}
+	return taskInfoFromRow(row), nil
+}
+
+func (s *store) ListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error) {
+	rows, err := s.q.TaskListByOwner(ctx, s.db, mysqldb.TaskListByOwnerParams{
+		OwnerID:  owner,
+		Statuses: sqlbuild.StatusStrings(statuses),
+		Limit:    int32(limit),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: list tasks of owner %q: %w", owner, err)
+	}
+	infos := make([]leasetype.TaskInfo, len(rows))
+	for i, row := range rows {
+		infos[i] = taskInfoFromRow(row)
+	}
+	return infos, nil
+}
+
+func (s *store) RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, error) {
+	n, err := s.q.TaskCancelRequest(ctx, s.db, mysqldb.TaskCancelRequestParams{ID: int64(id)})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: cancel task %d: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+func taskInfoFromRow(r mysqldb.LeasegenTask) leasetype.TaskInfo {
+	status := leasetype.Status(r.Status)
+	leaseUntil, finishedAt := sqlbuild.DueTimes(status, r.DueAt)
+	return leasetype.TaskInfo{
+		ID:             leasetype.TaskID(r.ID),
+		Type:           r.TaskType,
+		Status:         status,
+		Payload:        r.Payload,
+		Priority:       int(r.Priority),
+		AvailableAt:    r.AvailableAt,
+		Attempt:        int(r.Attempt),
+		AttemptsUsed:   int(r.Attempt - r.FreeAttempts),
+		MaxAttempts:    int(r.MaxAttempts),
+		LeaseOwner:     sqlbuild.LeaseHolder(status, r.LeaseOwner),
+		LeaseUntil:     leaseUntil,
+		OwnerID:        r.OwnerID,
+		IdempotencyKey: r.IdempotencyKey.String,
+		LastError:      r.LastError.String,
+		Result:         r.Result.String,
+		CreatedAt:      r.CreatedAt,
+		UpdatedAt:      r.UpdatedAt,
+		StartedAt:      fromMySQLStartedAt(r.StartedAt),
+		FinishedAt:     finishedAt,
+	}
+}
+
+// neverStarted is started_at before a task's first claim: the column is
+// never NULL, so that a claim updates the row in place.
+var neverStarted = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func fromMySQLStartedAt(t time.Time) time.Time {
+	if t.Equal(neverStarted) {
+		return time.Time{}
+	}
+	return t
+}
+
+func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// mysqlDialect is how MySQL writes the grouped statements.
+var mysqlDialect = sqlbuild.Dialect{Now: "NOW(3)", Param: sqlbuild.QuestionMark, Requeue: "due_at = IF(status = 'CANCEL_REQUESTED', NOW(3), available_at), " +
+	"due_priority = IF(status = 'CANCEL_REQUESTED', 0, priority), " +
+	"status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'), free_attempts = free_attempts + 1, updated_at = NOW(3)"}
+
+// MySQL error numbers the store treats specially.
+const (
+	mysqlErrDBAccessDenied    = 1044
+	mysqlErrTableAccessDenied = 1142
+	mysqlErrNoSuchTable       = 1146
+	mysqlErrLockWaitTimeout   = 1205
+	mysqlErrDeadlock          = 1213
+)
+
+// deniedPrivilege reports a statement the user's grants do not allow.
+func deniedPrivilege(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == mysqlErrDBAccessDenied || me.Number == mysqlErrTableAccessDenied)
+}
+
+// ErrorKind reads MySQL's error numbers and the driver's lost-connection
+// error.
+func (s *store) ErrorKind(err error) driver.ErrorKind {
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &me) && me.Number == mysqlErrNoSuchTable:
+		return driver.KindNoTable
+	case errors.Is(err, mysql.ErrInvalidConn):
+		return driver.KindConnLost
+	}
+	return driver.KindOther
+}
+
+// mysqlConflict reports a deadlock or lock-wait timeout, after which the
+// whole operation may simply run again.
+func mysqlConflict(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == mysqlErrDeadlock || me.Number == mysqlErrLockWaitTimeout)
+}
+
+func isMariaDB(version string) bool { return strings.Contains(version, "MariaDB") }
+
+func isScanTimeError(err error) bool {
+	return strings.Contains(err.Error(), "into type *time.Time")
+}

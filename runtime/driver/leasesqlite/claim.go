@@ -1,0 +1,192 @@
+package leasesqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite/internal/sqlitedb"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// Claim takes up to req.Max queued tasks. Without concurrency limits it
+// scans outside the write lock and holds the lock for one UPDATE only, so
+// that the scan overlaps other writers; with limits the whole Claim runs in
+// one write transaction, which counts the running tasks first.
+func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+	var claimed []driver.ClaimedTask
+	var err error
+	if len(req.LimitScopes()) == 0 {
+		claimed, err = s.claimScanned(ctx, req)
+	} else {
+		claimed, err = s.claimLimited(ctx, req)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: claim: %w", err)
+	}
+	return claimed, nil
+}
+
+// claimScanned claims in rounds of two steps: a scan for claimable tasks
+// without the write lock, then takes of those still queued at the attempt
+// the scan saw, with one UPDATE per lease length (a task another process
+// claimed, or claimed and released, since the scan no longer matches). The
+// lock is held for the UPDATE alone, and its affected count tells whether
+// every task was taken; only when some were not are the rows read back, and
+// another round scans again, for at most claimRounds rounds.
+func (s *store) claimScanned(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+	var claimed []driver.ClaimedTask
+	for range sqlbuild.ClaimRounds {
+		want := req.Max - len(claimed)
+		scanned, err := s.q.TaskClaimScan(ctx, s.db, sqlitedb.TaskClaimScanParams{TaskTypes: req.Types, Limit: int64(want)})
+		if err != nil || len(scanned) == 0 {
+			return claimed, err
+		}
+		taken, err := s.takeScanned(ctx, req, scanned)
+		if err != nil {
+			return nil, err
+		}
+		claimed = append(claimed, taken...)
+		if len(taken) == len(scanned) || len(scanned) < want {
+			break // all taken, or the queue has no more
+		}
+	}
+	return claimed, nil
+}
+
+// takeScanned takes the scanned tasks that are still claimable and returns
+// them as the claim leaves them, in the scan's order, which is the claim
+// order.
+func (s *store) takeScanned(ctx context.Context, req driver.ClaimRequest, scanned []sqlitedb.TaskClaimScanRow) ([]driver.ClaimedTask, error) {
+	groups := map[time.Duration][]int{} // indexes into scanned, by lease
+	for i, r := range scanned {
+		lease := req.LeaseFor(r.TaskType)
+		groups[lease] = append(groups[lease], i)
+	}
+	taken := make([]bool, len(scanned))
+	for lease, group := range groups {
+		refs := make([]driver.LeaseRef, len(group))
+		for i, at := range group {
+			refs[i] = driver.LeaseRef{ID: leasetype.TaskID(scanned[at].ID), Attempt: int(scanned[at].Attempt)}
+		}
+		oks, err := s.take(ctx, req.Owner, lease, refs)
+		if err != nil {
+			return nil, err
+		}
+		for i, at := range group {
+			taken[at] = oks[i]
+		}
+	}
+	claimed := make([]driver.ClaimedTask, 0, len(scanned))
+	for i, r := range scanned {
+		if taken[i] {
+			claimed = append(claimed, scannedCandidate(r).Claimed())
+		}
+	}
+	return claimed, nil
+}
+
+// take claims the tasks of refs that are still queued at the ref's attempt
+// under owner's lease, and reports which it took.
+func (s *store) take(ctx context.Context, owner string, lease time.Duration, refs []driver.LeaseRef) ([]bool, error) {
+	query, args := claimTakeSQL(owner, lease, refs)
+	n, err := sqlbuild.RowsAffected(ctx, s.retry, s.db, query, args)
+	if err != nil {
+		return nil, err
+	}
+	after := make([]driver.LeaseRef, len(refs)) // a taken task is at the next attempt
+	for i, r := range refs {
+		after[i] = driver.LeaseRef{ID: r.ID, Attempt: r.Attempt + 1}
+	}
+	return sqlbuild.LandedRows(owner, after, n, func(st leasetype.Status) bool {
+		return st == leasetype.StatusRunning || st == leasetype.StatusCancelRequested
+	},
+		func(ids []int64) ([]sqlbuild.RowState, error) { return s.rowStates(ctx, ids) })
+}
+
+// claimTakeSQL builds the claim's UPDATE of the scanned refs. The unary +
+// keeps SQLite on the primary key: a plain status term would send it down
+// the whole queue index.
+func claimTakeSQL(owner string, lease time.Duration, refs []driver.LeaseRef) (string, []any) {
+	b := sqlbuild.NewStatement(sqliteDialect, len(refs)+4)
+	b.WriteString("UPDATE leasegen_tasks SET status = 'RUNNING', attempt = attempt + 1, lease_owner = ")
+	b.Bind(owner)
+	b.WriteString(", due_at = " + sqliteNow + " + ")
+	b.Bind(millis(lease))
+	b.WriteString(", started_at = " + sqliteNow + ", updated_at = " + sqliteNow + " WHERE +status = 'QUEUED' AND +due_at <= " + sqliteNow + " AND ")
+	sqlbuild.WriteAttemptFence(b, refs)
+	return b.String(), b.Args
+}
+
+// claimLimited plans and marks a claim under concurrency limits in one
+// write transaction.
+func (s *store) claimLimited(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+	var claimed []driver.ClaimedTask
+	err := s.immediate(ctx, func(conn *sql.Conn) error {
+		claimed = nil
+		picked, err := sqlbuild.PlanClaim(ctx, sqliteClaimSource{s: s, conn: conn}, req)
+		if err != nil || len(picked) == 0 {
+			return err
+		}
+		var groups map[time.Duration][]int64
+		claimed, groups = sqlbuild.LeaseGroups(req, picked)
+		for lease, group := range groups {
+			err := s.q.TaskClaimMark(ctx, conn, sqlitedb.TaskClaimMarkParams{
+				LeaseOwner: sqlbuild.NullString(req.Owner), LeaseMs: millis(lease), Ids: group,
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return claimed, err
+}
+
+// sqliteClaimSource reads a claim's inputs inside its write transaction.
+type sqliteClaimSource struct {
+	s    *store
+	conn *sql.Conn
+}
+
+// LockLimits has nothing to lock: the claim already holds the write lock.
+func (sqliteClaimSource) LockLimits(context.Context, []string) error { return nil }
+
+func (c sqliteClaimSource) RunningByType(ctx context.Context) (map[string]int, error) {
+	rows, err := c.s.q.TaskCountRunning(ctx, c.conn)
+	if err != nil {
+		return nil, err
+	}
+	running := make(map[string]int, len(rows))
+	for _, r := range rows {
+		running[r.TaskType] = int(r.Running)
+	}
+	return running, nil
+}
+
+func (c sqliteClaimSource) Candidates(ctx context.Context, types []string, limit int) ([]sqlbuild.Candidate, error) {
+	rows, err := c.s.q.TaskClaimScan(ctx, c.conn, sqlitedb.TaskClaimScanParams{TaskTypes: types, Limit: int64(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sqlbuild.Candidate, len(rows))
+	for i, r := range rows {
+		out[i] = scannedCandidate(r)
+	}
+	return out, nil
+}
+
+// scannedCandidate is a scanned row as a claim may take it.
+func scannedCandidate(r sqlitedb.TaskClaimScanRow) sqlbuild.Candidate {
+	return sqlbuild.Candidate{
+		ClaimedTask: driver.ClaimedTask{
+			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
+			AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
+			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+		},
+		ClaimedAt: fromMillis(r.ScannedAt),
+	}
+}
