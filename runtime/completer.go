@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -75,42 +76,59 @@ func (q *completionQueue) stop() []*execution {
 	return rest
 }
 
-// completeLoop groups completions: it takes every execution whose handler
+// completer groups completions: it takes every execution whose handler
 // succeeded while the previous statement ran, completes them with one
 // fenced statement and ends them. Under load the batches grow by
 // themselves; a lone task completes at once, and a small batch waits at
 // most completionLinger for handlers that are still running.
-func (w *Worker) completeLoop() {
-	defer w.loopsDone.Done()
-	q := w.completions
+type completer struct {
+	queue    *completionQueue
+	driver   driver.Driver
+	workerID string
+	timeout  time.Duration // bounds one statement: the lease
+	// running counts the handlers that have not returned: completions
+	// that may still join a batch.
+	running   func() int
+	completed *atomic.Int64 // the worker's count
+}
+
+func newCompleter(w *Worker) *completer {
+	return &completer{
+		queue: w.completions, driver: w.engine.driver, workerID: w.cfg.WorkerID, timeout: w.cfg.LeaseTimeout,
+		running: w.runningHandlers, completed: &w.stats.completed,
+	}
+}
+
+func (c *completer) run(ctx context.Context, stop <-chan struct{}) {
+	q := c.queue
 	for {
 		select {
 		case <-q.ready:
-		case <-w.stopLoops:
+		case <-stop:
 			// Stop waits for the executions first: whatever is left came
 			// from handlers that outlived it.
 			for batch := range slices.Chunk(q.stop(), maxCompletionBatch) {
-				w.completeBatch(batch)
+				c.complete(ctx, batch)
 			}
 			return
 		}
-		w.lingerForCompletions()
+		c.linger()
 		for {
 			batch := q.take(maxCompletionBatch)
 			if len(batch) == 0 {
 				break
 			}
-			w.completeBatch(batch)
+			c.complete(ctx, batch)
 		}
 	}
 }
 
-// lingerForCompletions waits up to completionLinger while the queued
-// completions are fewer than the handlers still running.
-func (w *Worker) lingerForCompletions() {
+// linger waits up to completionLinger while the queued completions are
+// fewer than the handlers still running.
+func (c *completer) linger() {
 	enough := func() bool {
-		queued := w.completions.len()
-		return queued >= maxCompletionBatch || queued >= w.runningHandlers()
+		queued := c.queue.len()
+		return queued >= maxCompletionBatch || queued >= c.running()
 	}
 	if enough() {
 		return
@@ -121,7 +139,7 @@ func (w *Worker) lingerForCompletions() {
 		select {
 		case <-timer.C:
 			return
-		case <-w.completions.ready:
+		case <-c.queue.ready:
 			if enough() {
 				return
 			}
@@ -129,21 +147,23 @@ func (w *Worker) lingerForCompletions() {
 	}
 }
 
-func (w *Worker) completeBatch(batch []*execution) {
+// complete writes one batch with one fenced statement and ends each
+// execution with its outcome.
+func (c *completer) complete(ctx context.Context, batch []*execution) {
 	reqs := make([]driver.CompletionRequest, len(batch))
 	for i, e := range batch {
 		reqs[i] = driver.CompletionRequest{Ref: e.ref, Result: e.resultValue()}
 	}
-	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	oks, err := w.engine.driver.CompleteMany(ctx, w.cfg.WorkerID, reqs)
+	oks, err := c.driver.CompleteMany(ctx, c.workerID, reqs)
 	for i, e := range batch {
-		e.end(e.record(err == nil && oks[i], err, &w.stats.completed, "complete", OutcomeSuccess))
+		e.end(e.record(err == nil && oks[i], err, c.completed, "complete", OutcomeSuccess))
 	}
 }
 
-// enqueueCompletion hands e to the completion loop, which ends it. It
-// reports false once the loop has stopped.
+// enqueueCompletion hands e to the completer, which ends it. It reports
+// false once the completer has stopped.
 func (w *Worker) enqueueCompletion(e *execution) bool {
 	return w.completions.push(e)
 }

@@ -2,23 +2,44 @@ package runtime
 
 import (
 	"context"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
 )
 
-// heartbeatLoop renews all of the worker's leases every HeartbeatInterval,
-// also while a stop drains running tasks.
-func (w *Worker) heartbeatLoop() {
-	defer w.loopsDone.Done()
-	ticker := time.NewTicker(w.cfg.HeartbeatInterval)
+// heartbeater renews all of its worker's leases every interval, also
+// while a stop drains running tasks.
+type heartbeater struct {
+	driver   driver.Driver
+	observer Observer
+	logger   *slog.Logger
+	clock    Clock
+	workerID string
+	interval time.Duration
+	// leases lists the executions whose leases the worker holds.
+	leases         func() []*execution
+	failures, lost *atomic.Int64 // the worker's counts
+}
+
+func newHeartbeater(w *Worker) *heartbeater {
+	return &heartbeater{
+		driver: w.engine.driver, observer: w.engine.observer, logger: w.cfg.Logger, clock: w.cfg.Clock,
+		workerID: w.cfg.WorkerID, interval: w.cfg.HeartbeatInterval, leases: w.snapshot,
+		failures: &w.stats.heartbeatFailures, lost: &w.stats.leasesLost,
+	}
+}
+
+func (h *heartbeater) run(ctx context.Context, stop <-chan struct{}) {
+	ticker := time.NewTicker(h.interval)
 	defer ticker.Stop()
 	for {
 		select {
-		case <-w.stopLoops:
+		case <-stop:
 			return
 		case <-ticker.C:
-			w.heartbeat()
+			h.beat(ctx)
 		}
 	}
 }
@@ -28,33 +49,33 @@ func (w *Worker) heartbeatLoop() {
 // lease is gone are cancelled with ErrLeaseLost; those with a cancel request
 // with ErrCancelRequested. A failed renewal changes nothing: each
 // execution's self-fencing timer stops it before its lease can expire.
-func (w *Worker) heartbeat() {
+func (h *heartbeater) beat(ctx context.Context) {
 	byLease := map[time.Duration][]*execution{}
-	for _, e := range w.snapshot() {
+	for _, e := range h.leases() {
 		byLease[e.lease] = append(byLease[e.lease], e)
 	}
 	for lease, execs := range byLease {
-		w.renew(lease, execs)
+		h.renew(ctx, lease, execs)
 	}
 }
 
-func (w *Worker) renew(lease time.Duration, execs []*execution) {
+func (h *heartbeater) renew(ctx context.Context, lease time.Duration, execs []*execution) {
 	refs := make([]driver.LeaseRef, len(execs))
 	byRef := make(map[driver.LeaseRef]*execution, len(execs))
 	for i, e := range execs {
 		refs[i] = e.ref
 		byRef[e.ref] = e
 	}
-	start := w.cfg.Clock.Now()
+	start := h.clock.Now()
 	// A slow renewal still helps until the leases it extends would expire;
 	// half a lease leaves room before the self-fencing deadline.
-	ctx, cancel := context.WithTimeout(w.runCtx, lease/2)
+	ctx, cancel := context.WithTimeout(ctx, lease/2)
 	defer cancel()
-	states, err := w.engine.driver.Renew(ctx, w.cfg.WorkerID, lease, refs)
+	states, err := h.driver.Renew(ctx, h.workerID, lease, refs)
 	if err != nil {
-		w.stats.heartbeatFailures.Add(1)
-		w.engine.observer.HeartbeatFailed(len(refs))
-		w.cfg.Logger.Warn("leasegen: lease renewal failed", "worker", w.cfg.WorkerID, "tasks", len(refs), "err", err)
+		h.failures.Add(1)
+		h.observer.HeartbeatFailed(len(refs))
+		h.logger.Warn("leasegen: lease renewal failed", "worker", h.workerID, "tasks", len(refs), "err", err)
 		return
 	}
 	// A lease that ended because its execution's outcome was just written
@@ -69,7 +90,7 @@ func (w *Worker) renew(lease time.Duration, execs []*execution) {
 			ended++
 		}
 	}
-	w.engine.observer.LeasesRenewed(len(refs)-ended, held)
+	h.observer.LeasesRenewed(len(refs)-ended, held)
 	for _, st := range states {
 		e := byRef[st.Ref]
 		switch {
@@ -77,7 +98,7 @@ func (w *Worker) renew(lease time.Duration, execs []*execution) {
 			// The handler is done and its outcome is being (or was) written:
 			// nothing runs that could be stopped, and the write is fenced.
 		case !st.Held:
-			w.stats.leasesLost.Add(1)
+			h.lost.Add(1)
 			e.cancel(ErrLeaseLost)
 		case st.CancelRequested:
 			e.extendFence(start)

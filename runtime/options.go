@@ -1,6 +1,11 @@
 package runtime
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
+	"unicode/utf8"
+)
 
 // EnqueueOption sets one property of an enqueued task.
 type EnqueueOption func(*enqueueOptions)
@@ -53,4 +58,43 @@ func WithIdempotencyKey(key string) EnqueueOption {
 // task nothing deduplicates. The generated enqueue of a unique task uses it.
 func WithUniqueKey(key string) EnqueueOption {
 	return func(o *enqueueOptions) { o.key, o.keyRequired = key, true }
+}
+
+// Bounds every engine applies alike, so that a request one engine stores
+// another does not refuse or change.
+const (
+	minPriority = math.MinInt32
+	maxPriority = math.MaxInt32
+	// maxDelay keeps now + delay inside every engine's time range.
+	maxDelay = 100 * 365 * 24 * time.Hour
+)
+
+// RunAt bounds: MySQL's DATETIME ends with year 9999.
+var (
+	minRunAt = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxRunAt = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+// checkRow checks what the length checks of newTask do not: the
+// characters and ranges each column can hold.
+func checkRow(taskType string, o enqueueOptions) error {
+	for i := 0; i < len(taskType); i++ {
+		if c := taskType[i]; c <= ' ' || c > '~' {
+			return fmt.Errorf("%w: task type %q: only printable ASCII without spaces (byte %d is %#x)", ErrInvalidTask, taskType, i, c)
+		}
+	}
+	switch {
+	case o.priority < minPriority || o.priority > maxPriority:
+		return fmt.Errorf("%w: %s priority must be in %d..%d, got %d", ErrInvalidTask, taskType, minPriority, maxPriority, o.priority)
+	case !utf8.ValidString(o.ownerID):
+		return fmt.Errorf("%w: %s owner id %q is not valid UTF-8", ErrInvalidTask, taskType, o.ownerID)
+	case o.keyRequired && o.key == "":
+		return fmt.Errorf("%w: %s is unique, so its key must not be empty: set the payload field tagged leasegen:\"key\"", ErrInvalidTask, taskType)
+	case !utf8.ValidString(o.key):
+		return fmt.Errorf("%w: %s idempotency key %q is not valid UTF-8", ErrInvalidTask, taskType, o.key)
+	case !o.runAt.IsZero() && (o.runAt.Before(minRunAt) || o.runAt.After(maxRunAt)):
+		return fmt.Errorf("%w: %s run-at %s is outside %s..%s", ErrInvalidTask, taskType,
+			o.runAt.UTC().Format(time.RFC3339), minRunAt.Format(time.DateOnly), maxRunAt.Format(time.DateOnly))
+	}
+	return nil
 }

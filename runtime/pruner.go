@@ -2,43 +2,72 @@ package runtime
 
 import (
 	"context"
+	"log/slog"
+	"sync/atomic"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // pruneBatch is how many finished tasks one retention statement deletes:
 // small, so each DELETE holds its locks briefly.
 const pruneBatch = 500
 
-// pruneLoop deletes finished tasks older than Config.Retention every
-// RetentionInterval, in batches, until a batch comes back short. Several
-// workers may prune at once: each statement deletes rows the others did not.
-func (w *Worker) pruneLoop() {
-	defer w.loopsDone.Done()
-	ticker := time.NewTicker(w.cfg.RetentionInterval)
+// pruner deletes finished tasks older than retention every interval, in
+// batches of batch, until a batch comes back short. Several workers may
+// prune at once: each statement deletes rows the others did not.
+type pruner struct {
+	driver    driver.Driver
+	logger    *slog.Logger
+	workerID  string
+	retention time.Duration
+	interval  time.Duration // between passes; also bounds each statement
+	batch     int
+	pause     time.Duration // between the batches of a pass
+	pruned    *atomic.Int64 // the worker's count
+}
+
+func newPruner(w *Worker) *pruner {
+	return &pruner{
+		driver: w.engine.driver, logger: w.cfg.Logger, workerID: w.cfg.WorkerID, retention: w.cfg.Retention,
+		interval: w.cfg.RetentionInterval, batch: pruneBatch, pause: w.cfg.RecoveryPause, pruned: &w.stats.pruned,
+	}
+}
+
+func (p *pruner) run(ctx context.Context, stop <-chan struct{}) {
+	ticker := time.NewTicker(p.interval)
 	defer ticker.Stop()
 	for {
 		select {
-		case <-w.stopLoops:
+		case <-stop:
 			return
 		case <-ticker.C:
 		}
-		for {
-			ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RetentionInterval)
-			n, err := w.engine.driver.PurgeBatch(ctx, w.cfg.Retention, pruneBatch)
-			cancel()
-			if err != nil {
-				w.cfg.Logger.Error("leasegen: retention failed", "worker", w.cfg.WorkerID, "err", err)
-				break
-			}
-			w.stats.pruned.Add(int64(n))
-			if n < pruneBatch {
-				break
-			}
-			select {
-			case <-w.stopLoops:
-				return
-			case <-time.After(w.cfg.RecoveryPause):
-			}
+		p.pass(ctx, stop)
+	}
+}
+
+// pass deletes batches until one comes back short and returns how many
+// tasks it deleted.
+func (p *pruner) pass(ctx context.Context, stop <-chan struct{}) int {
+	total := 0
+	for {
+		batchCtx, cancel := context.WithTimeout(ctx, p.interval)
+		n, err := p.driver.PurgeBatch(batchCtx, p.retention, p.batch)
+		cancel()
+		if err != nil {
+			p.logger.Error("leasegen: retention failed", "worker", p.workerID, "err", err)
+			return total
+		}
+		total += n
+		p.pruned.Add(int64(n))
+		if n < p.batch {
+			return total
+		}
+		select {
+		case <-stop:
+			return total
+		case <-time.After(p.pause):
 		}
 	}
 }

@@ -2,66 +2,94 @@ package runtime
 
 import (
 	"context"
+	"log/slog"
+	"sync/atomic"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
-// recoveryLoop renews the worker's row and resolves expired leases once at
-// start and then every RecoveryInterval.
-func (w *Worker) recoveryLoop() {
-	defer w.loopsDone.Done()
-	ticker := time.NewTicker(w.cfg.RecoveryInterval)
+// recoverer resolves expired leases, of any worker's tasks, once at start
+// and then every interval, and keeps its worker's row alive.
+type recoverer struct {
+	driver   driver.Driver
+	observer Observer
+	logger   *slog.Logger
+	workerID string
+	interval time.Duration // between passes; also bounds each statement
+	// A pass runs up to maxBatches batches of batch tasks, pause apart.
+	batch, maxBatches int
+	pause             time.Duration
+	recovered         *atomic.Int64 // the worker's count
+	// found wakes the worker's poller: recovered tasks are claimable.
+	found func()
+	// renewRow renews the worker's row after each pass.
+	renewRow func(ctx context.Context)
+}
+
+func newRecoverer(w *Worker) *recoverer {
+	return &recoverer{
+		driver: w.engine.driver, observer: w.engine.observer, logger: w.cfg.Logger, workerID: w.cfg.WorkerID,
+		interval: w.cfg.RecoveryInterval, batch: w.cfg.RecoveryBatchSize, maxBatches: w.cfg.RecoveryMaxBatches,
+		pause: w.cfg.RecoveryPause, recovered: &w.stats.recovered, found: w.signal, renewRow: w.renewRegistration,
+	}
+}
+
+func (r *recoverer) run(ctx context.Context, stop <-chan struct{}) {
+	ticker := time.NewTicker(r.interval)
 	defer ticker.Stop()
 	for {
-		w.recoverPass()
+		r.pass(ctx, stop)
 		select {
-		case <-w.stopLoops:
+		case <-stop:
 			return
 		case <-ticker.C:
 		}
-		ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RecoveryInterval)
-		w.renewRegistration(ctx)
+		rowCtx, cancel := context.WithTimeout(ctx, r.interval)
+		r.renewRow(rowCtx)
 		cancel()
 	}
 }
 
-// recoverPass runs up to RecoveryMaxBatches batches, pausing between them,
-// and stops early when a batch comes back short. Most passes find nothing,
-// so a pass first looks with one statement, without a transaction or locks.
-func (w *Worker) recoverPass() {
-	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RecoveryInterval)
-	expired, err := w.engine.driver.LeasesExpired(ctx)
+// pass runs up to maxBatches batches, pausing between them, and stops
+// early when a batch comes back short; it returns how many leases it
+// resolved. Most passes find nothing, so a pass first looks with one
+// statement, without a transaction or locks.
+func (r *recoverer) pass(ctx context.Context, stop <-chan struct{}) int {
+	lookCtx, cancel := context.WithTimeout(ctx, r.interval)
+	expired, err := r.driver.LeasesExpired(lookCtx)
 	cancel()
 	if err != nil {
-		w.cfg.Logger.Error("leasegen: recovery failed", "worker", w.cfg.WorkerID, "err", err)
-		return
+		r.logger.Error("leasegen: recovery failed", "worker", r.workerID, "err", err)
+		return 0
 	}
-	if !expired {
-		return
-	}
-	for range w.cfg.RecoveryMaxBatches {
-		ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.RecoveryInterval)
-		recovered, err := w.engine.driver.RecoverBatch(ctx, w.cfg.RecoveryBatchSize)
+	total := 0
+	for i := 0; expired && i < r.maxBatches; i++ {
+		batchCtx, cancel := context.WithTimeout(ctx, r.interval)
+		recovered, err := r.driver.RecoverBatch(batchCtx, r.batch)
 		cancel()
 		if err != nil {
-			w.cfg.Logger.Error("leasegen: recovery failed", "worker", w.cfg.WorkerID, "err", err)
-			return
+			r.logger.Error("leasegen: recovery failed", "worker", r.workerID, "err", err)
+			return total
 		}
-		for _, r := range recovered {
-			w.engine.observer.LeaseRecovered(r.Outcome, r.Overdue)
-			w.cfg.Logger.Info("leasegen: recovered expired lease", "worker", w.cfg.WorkerID,
-				"task_id", r.ID, "outcome", r.Outcome, "overdue", r.Overdue)
+		for _, t := range recovered {
+			r.observer.LeaseRecovered(t.Outcome, t.Overdue)
+			r.logger.Info("leasegen: recovered expired lease", "worker", r.workerID,
+				"task_id", t.ID, "outcome", t.Outcome, "overdue", t.Overdue)
 		}
-		w.stats.recovered.Add(int64(len(recovered)))
+		total += len(recovered)
+		r.recovered.Add(int64(len(recovered)))
 		if len(recovered) > 0 {
-			w.signal()
+			r.found()
 		}
-		if len(recovered) < w.cfg.RecoveryBatchSize {
-			return
+		if len(recovered) < r.batch {
+			return total
 		}
 		select {
-		case <-w.stopLoops:
-			return
-		case <-time.After(w.cfg.RecoveryPause):
+		case <-stop:
+			return total
+		case <-time.After(r.pause):
 		}
 	}
+	return total
 }

@@ -148,19 +148,28 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.execParent = context.WithoutCancel(w.runCtx)
 	w.stopPoll, w.stopLoops = make(chan struct{}), make(chan struct{})
 	w.completions = newCompletionQueue()
-	w.loopsDone.Add(1)
-	go w.completeLoop()
+	w.goService(newCompleter(w))
 	w.engine.driver.Subscribe(w.wake, req.Types)
 	w.pollDone.Add(1)
 	go w.pollLoop(req)
-	w.loopsDone.Add(2)
-	go w.heartbeatLoop()
-	go w.recoveryLoop()
+	w.goService(newHeartbeater(w))
+	w.goService(newRecoverer(w))
 	if w.cfg.Retention > 0 {
-		w.loopsDone.Add(1)
-		go w.pruneLoop()
+		w.goService(newPruner(w))
 	}
 	return nil
+}
+
+// service is one of the worker's loops besides the poller: the completer,
+// the heartbeater, the recoverer, the pruner. run returns once stop is
+// closed; its statements run under ctx.
+type service interface {
+	run(ctx context.Context, stop <-chan struct{})
+}
+
+// goService runs s until Stop closes stopLoops; Stop waits for it.
+func (w *Worker) goService(s service) {
+	w.loopsDone.Go(func() { s.run(w.runCtx, w.stopLoops) })
 }
 
 // fitHeartbeat fits the heartbeat to the shortest task type's lease: a

@@ -37,7 +37,8 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 	var book Ledger
 	cfg := Config()
 	cfg.WorkerID = "cut-off"
-	w, err := runtime.NewWorker(b.H.engine(db), cfg)
+	renewed := renewalSignal{renewed: make(chan struct{}, 1)}
+	w, err := runtime.NewWorker(runtime.NewEngine(b.H.New(db), runtime.WithObserver(renewed)), cfg)
 	dbtest.Must(t, "worker", err)
 	dbtest.Must(t, "handle", w.Handle("long", func(ctx context.Context, task *runtime.Task) error {
 		i := book.Start(task, "cut-off")
@@ -52,7 +53,7 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 
 	id := b.Enqueue(t, "long")
 	<-started
-	time.Sleep(cfg.HeartbeatInterval * 2) // a renewal or two get through
+	<-renewed.renewed // a renewal got through
 	stall()
 	f := <-fences
 	if !errors.Is(f.cause, runtime.ErrLeaseExpiring) {
@@ -90,3 +91,23 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 	}
 	CheckLedger(t, book.Intervals())
 }
+
+// renewalSignal is an Observer that signals each renewal statement that
+// extended a lease.
+type renewalSignal struct{ renewed chan struct{} }
+
+func (r renewalSignal) LeasesRenewed(_, renewed int) {
+	if renewed > 0 {
+		select {
+		case r.renewed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (renewalSignal) TasksEnqueued(string, int)                  {}
+func (renewalSignal) TaskStarted(string, time.Duration)          {}
+func (renewalSignal) TaskFinished(string, string, time.Duration) {}
+func (renewalSignal) HeartbeatFailed(int)                        {}
+func (renewalSignal) LeaseRecovered(string, time.Duration)       {}
+func (renewalSignal) ConflictRetried()                           {}

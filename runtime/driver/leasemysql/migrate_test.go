@@ -1,6 +1,7 @@
 package leasemysql
 
 import (
+	"context"
 	"database/sql"
 	"testing"
 
@@ -24,13 +25,9 @@ func checkIndexes(t *testing.T, db *drivertest.DB) {
 // each DDL statement, so it can lose the record.
 func TestMigrateFromVersion3(t *testing.T) {
 	t.Parallel()
-	db := drivertest.NewDB(t, &harness)
-	steps, err := migrations.Load(mysqlMigrationFiles)
-	dbtest.Must(t, "load migrations", err)
-	conn, err := db.Conn(bg)
-	dbtest.Must(t, "conn", err)
-	dbtest.Must(t, "migrate to version 3", sqlbuild.ApplyMigrations(bg, conn, steps[:3], mysqlMigrations))
-	conn.Close()
+	db := drivertest.NewDBAtVersion(t, &harness, mysqlMigrationFiles, 3, func(ctx context.Context, conn *sql.Conn, steps []migrations.Step) error {
+		return sqlbuild.ApplyMigrations(ctx, conn, steps, mysqlMigrations)
+	})
 	db.MustExec(t, drivertest.Version3Rows("NOW(3)", "NOW(3) - INTERVAL 1 HOUR", "NOW(3) - INTERVAL 1 SECOND"))
 
 	b := drivertest.SetupOn(t, &harness, db)

@@ -1,9 +1,10 @@
 package leasesqlite
 
 import (
+	"context"
+	"database/sql"
 	"testing"
 
-	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
 	"github.com/leasegen/leasegen/runtime/migrations"
@@ -13,13 +14,9 @@ import (
 // the current schema.
 func TestMigrateFromVersion3(t *testing.T) {
 	t.Parallel()
-	db := drivertest.NewDB(t, &harness)
-	steps, err := migrations.Load(sqliteMigrationFiles)
-	dbtest.Must(t, "load migrations", err)
-	conn, err := db.Conn(bg)
-	dbtest.Must(t, "conn", err)
-	dbtest.Must(t, "migrate to version 3", sqlbuild.ApplyMigrations(bg, conn, steps[:3], sqliteMigrations))
-	conn.Close()
+	db := drivertest.NewDBAtVersion(t, &harness, sqliteMigrationFiles, 3, func(ctx context.Context, conn *sql.Conn, steps []migrations.Step) error {
+		return sqlbuild.ApplyMigrations(ctx, conn, steps, sqliteMigrations)
+	})
 	const ms = "CAST(unixepoch('subsec') * 1000 AS INTEGER)"
 	db.MustExec(t, drivertest.Version3Rows(ms, ms+" - 3600000", ms+" - 1000"))
 
