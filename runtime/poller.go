@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -55,19 +56,44 @@ func (p *pollState) nothing() time.Duration {
 	return wait
 }
 
-// pollLoop claims tasks for the worker's free slots and starts them. It
+// poller claims tasks for its worker's free slots and starts them. It
 // claims again at once after a full batch, waits for a slot when all are
 // busy, and backs off while the queue is empty; a wake signal (local
 // enqueue, finished handler, recovery) cuts any wait short.
-func (w *Worker) pollLoop(req driver.ClaimRequest) {
-	defer w.pollDone.Done()
-	p := &pollState{clock: w.cfg.Clock, pollInterval: w.cfg.PollInterval, idleWait: minPollWait, lastFound: w.cfg.Clock.Now(),
-		outage: newOutage("poll", w.cfg, w.cfg.PollInterval)}
+type poller struct {
+	driver   driver.Driver
+	logger   *slog.Logger
+	clock    Clock
+	workerID string
+	req      driver.ClaimRequest // the worker's claim; Max is set per claim
+	slots    int                 // MaxConcurrency
+	interval time.Duration       // PollInterval: the longest idle wait
+	timeout  time.Duration       // bounds each statement: LeaseTimeout
+	state    pollState
+	// wake cuts a wait short; freeSlots counts the slots a claim may fill;
+	// start runs the claimed tasks' executions.
+	wake       <-chan struct{}
+	freeSlots  func() int
+	start      func(claimed []driver.ClaimedTask, claimStart time.Time, req driver.ClaimRequest)
+	lateClaims *atomic.Int64 // the worker's count
+}
+
+func newPoller(w *Worker, req driver.ClaimRequest) *poller {
+	return &poller{
+		driver: w.engine.driver, logger: w.cfg.Logger, clock: w.cfg.Clock, workerID: w.cfg.WorkerID, req: req,
+		slots: w.cfg.MaxConcurrency, interval: w.cfg.PollInterval, timeout: w.cfg.LeaseTimeout,
+		state: pollState{clock: w.cfg.Clock, pollInterval: w.cfg.PollInterval, idleWait: minPollWait, lastFound: w.cfg.Clock.Now(),
+			outage: newOutage("poll", w.cfg, w.cfg.PollInterval)},
+		wake: w.wake, freeSlots: w.freeSlots, start: w.startExecutions, lateClaims: &w.stats.lateClaims,
+	}
+}
+
+func (p *poller) run(ctx context.Context, stop <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	woken := true // the first poll claims
 	for {
-		wait, stopped := w.poll(&req, p, woken)
+		wait, stopped := p.poll(ctx, stop, woken)
 		if stopped {
 			return
 		}
@@ -76,12 +102,12 @@ func (w *Worker) pollLoop(req driver.ClaimRequest) {
 			continue
 		}
 		timer.Reset(wait)
-		wake := w.wake
-		if p.outage.failing() {
+		wake := p.wake
+		if p.state.outage.failing() {
 			wake = nil // wait out the back-off: local wake-ups would retry at the busy pace
 		}
 		select {
-		case <-w.stopPoll:
+		case <-stop:
 			return
 		case <-wake:
 			woken = true
@@ -101,65 +127,67 @@ func (w *Worker) pollLoop(req driver.ClaimRequest) {
 // poll. After an empty poll, one that no wake signal prompted first probes
 // for claimable work with one cheap statement, so that an idle worker costs
 // the database a single index lookup per PollInterval.
-func (w *Worker) poll(req *driver.ClaimRequest, p *pollState, woken bool) (wait time.Duration, stopped bool) {
-	free := w.freeSlots()
-	if busy := w.cfg.MaxConcurrency - free; free > 0 && free < w.cfg.MaxConcurrency/4 && busy > 0 {
+func (p *poller) poll(ctx context.Context, stop <-chan struct{}, woken bool) (wait time.Duration, stopped bool) {
+	free := p.freeSlots()
+	if busy := p.slots - free; free > 0 && free < p.slots/4 && busy > 0 {
 		select {
-		case <-w.stopPoll:
+		case <-stop:
 			return 0, true
 		case <-time.After(claimLinger):
 		}
-		free = w.freeSlots()
+		free = p.freeSlots()
 	}
 	if free <= 0 {
-		return w.cfg.PollInterval, false // a handler that returns wakes the loop
+		return p.interval, false // a handler that returns wakes the loop
 	}
-	if p.empty && !woken {
-		ok, err := w.probe(req.Types)
+	st := &p.state
+	if st.empty && !woken {
+		ok, err := p.probe(ctx)
 		if err != nil {
-			return p.outage.failed(err), false
+			return st.outage.failed(err), false
 		}
-		p.outage.succeeded()
+		st.outage.succeeded()
 		if !ok {
-			return p.nothing(), false
+			return st.nothing(), false
 		}
 	}
+	req := p.req
 	req.Max = min(free, maxClaimBatch)
-	n, err := w.claimAndStart(*req)
+	n, err := p.claimAndStart(ctx, req)
 	if err != nil {
-		return p.outage.failed(err), false
+		return st.outage.failed(err), false
 	}
-	p.outage.succeeded()
+	st.outage.succeeded()
 	if n == 0 {
-		return p.nothing(), false
+		return st.nothing(), false
 	}
-	p.found()
+	st.found()
 	if n == req.Max {
 		return 0, false // maybe more: claim again at once
 	}
 	return minPollWait, false
 }
 
-// probe reports whether a task of types is claimable now.
-func (w *Worker) probe(types []string) (bool, error) {
-	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+// probe reports whether a task of the worker's types is claimable now.
+func (p *poller) probe(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	return w.engine.driver.Claimable(ctx, types)
+	return p.driver.Claimable(ctx, p.req.Types)
 }
 
 // claimAndStart claims up to req.Max tasks and starts an execution for each.
-func (w *Worker) claimAndStart(req driver.ClaimRequest) (int, error) {
-	start := w.cfg.Clock.Now()
+func (p *poller) claimAndStart(ctx context.Context, req driver.ClaimRequest) (int, error) {
+	start := p.clock.Now()
 	// A claim takes milliseconds; one stuck on a stalled database must not
 	// stall the poller for the driver's read timeout. A claim that commits
 	// after its deadline leaves tasks that recovery requeues.
-	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+	claimCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	claimed, err := w.engine.driver.Claim(ctx, req)
+	claimed, err := p.driver.Claim(claimCtx, req)
 	if err != nil {
 		return 0, err
 	}
-	return w.startClaimed(claimed, start, req), nil
+	return p.startClaimed(ctx, claimed, start, req), nil
 }
 
 // startClaimed starts the claimed tasks whose leases, begun no earlier
@@ -167,8 +195,8 @@ func (w *Worker) claimAndStart(req driver.ClaimRequest) (int, error) {
 // others back unstarted without using an attempt: a claim whose reply came
 // that late (a stalled database or network) must not call handlers with a
 // context that is already done. It returns how many it started.
-func (w *Worker) startClaimed(claimed []driver.ClaimedTask, claimStart time.Time, req driver.ClaimRequest) int {
-	now := w.cfg.Clock.Now()
+func (p *poller) startClaimed(ctx context.Context, claimed []driver.ClaimedTask, claimStart time.Time, req driver.ClaimRequest) int {
+	now := p.clock.Now()
 	var late []driver.LeaseRef
 	live := claimed[:0:0]
 	for _, c := range claimed {
@@ -180,23 +208,23 @@ func (w *Worker) startClaimed(claimed []driver.ClaimedTask, claimStart time.Time
 		}
 	}
 	if len(late) > 0 {
-		w.releaseLate(late, now.Sub(claimStart))
+		p.releaseLate(ctx, late, now.Sub(claimStart))
 	}
-	w.startExecutions(live, claimStart, req)
+	p.start(live, claimStart, req)
 	return len(live)
 }
 
 // releaseLate hands back the tasks of a claim that took too long. Should
 // that fail too, their leases expire and recovery requeues them.
-func (w *Worker) releaseLate(refs []driver.LeaseRef, took time.Duration) {
-	w.stats.lateClaims.Add(int64(len(refs)))
-	w.cfg.Logger.Warn("leasegen: a claim's reply came past its leases' self-fence point; its tasks go back unstarted",
-		"worker", w.cfg.WorkerID, "tasks", len(refs), "claim_took", took.Round(time.Millisecond))
-	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.LeaseTimeout)
+func (p *poller) releaseLate(ctx context.Context, refs []driver.LeaseRef, took time.Duration) {
+	p.lateClaims.Add(int64(len(refs)))
+	p.logger.Warn("leasegen: a claim's reply came past its leases' self-fence point; its tasks go back unstarted",
+		"worker", p.workerID, "tasks", len(refs), "claim_took", took.Round(time.Millisecond))
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	if _, err := w.engine.driver.ReleaseUnstarted(ctx, w.cfg.WorkerID, refs); err != nil {
-		w.cfg.Logger.Error("leasegen: handing back a late claim's tasks failed; recovery will requeue them",
-			"worker", w.cfg.WorkerID, "tasks", len(refs), "err", err)
+	if _, err := p.driver.ReleaseUnstarted(ctx, p.workerID, refs); err != nil {
+		p.logger.Error("leasegen: handing back a late claim's tasks failed; recovery will requeue them",
+			"worker", p.workerID, "tasks", len(refs), "err", err)
 	}
 }
 

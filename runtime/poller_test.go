@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,7 +102,7 @@ func TestLateClaimStartsNoHandler(t *testing.T) {
 		t.Fatalf("claim: %d tasks, %v; want 1", len(claimed), err)
 	}
 	sent := w.cfg.Clock.Now().Add(-cfg.LeaseTimeout) // its reply came after the whole lease
-	if started := w.startClaimed(claimed, sent, req); started != 0 || calls.Load() != 0 {
+	if started := newPoller(w, req).startClaimed(bg, claimed, sent, req); started != 0 || calls.Load() != 0 {
 		t.Fatalf("a claim sent a lease ago started %d executions (%d handler calls), want none", started, calls.Load())
 	}
 	if s := w.Stats(); s.LateClaims != 1 || s.Claimed != 0 {
@@ -121,5 +122,45 @@ func TestLateClaimStartsNoHandler(t *testing.T) {
 	}
 	if info.Status != StatusSuccess || calls.Load() != 1 || info.AttemptsUsed != 1 {
 		t.Errorf("then: %s after %d handler calls with %d attempts used, %v; want SUCCESS, 1 and 1", info.Status, calls.Load(), info.AttemptsUsed, err)
+	}
+}
+
+// A poll fills the free slots: after a full batch it claims again at once,
+// after a short one it waits minPollWait; once the queue is empty it only
+// probes, and its idle waits double up to PollInterval.
+func TestPollerClaimsThenBacksOff(t *testing.T) {
+	t.Parallel()
+	e := newSQLiteEngine(t)
+	client, err := NewClient(e, ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := client.Enqueue(bg, "a", []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock := &steppedClock{now: time.Now()}
+	w := unstartedWorker(t, e)
+	w.cfg.Clock, w.cfg.PollInterval = clock, 80*time.Millisecond
+	p := newPoller(w, driver.ClaimRequest{Owner: w.ID(), Lease: time.Minute, Types: []string{"a"}})
+	var started []driver.ClaimedTask
+	p.freeSlots = func() int { return 2 }
+	p.start = func(claimed []driver.ClaimedTask, _ time.Time, _ driver.ClaimRequest) {
+		started = append(started, claimed...)
+	}
+
+	var waits []time.Duration
+	for woken := true; len(waits) < 7; woken = false {
+		wait, stopped := p.poll(bg, nil, woken)
+		if stopped {
+			t.Fatal("the poll stopped")
+		}
+		waits = append(waits, wait)
+		clock.now = clock.now.Add(wait + 100*time.Millisecond) // past PollInterval: no work found recently
+	}
+	want := []time.Duration{0, minPollWait, minPollWait, 2 * minPollWait, 4 * minPollWait, 80 * time.Millisecond, 80 * time.Millisecond}
+	if len(started) != 3 || !slices.Equal(waits, want) {
+		t.Errorf("started %d tasks, waits %v; want 3 and %v", len(started), waits, want)
 	}
 }

@@ -150,8 +150,8 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.completions = newCompletionQueue()
 	w.goService(newCompleter(w))
 	w.engine.driver.Subscribe(w.wake, req.Types)
-	w.pollDone.Add(1)
-	go w.pollLoop(req)
+	poll := newPoller(w, req)
+	w.pollDone.Go(func() { poll.run(w.runCtx, w.stopPoll) })
 	w.goService(newHeartbeater(w))
 	w.goService(newRecoverer(w))
 	if w.cfg.Retention > 0 {
@@ -160,14 +160,15 @@ func (w *Worker) Start(ctx context.Context) error {
 	return nil
 }
 
-// service is one of the worker's loops besides the poller: the completer,
-// the heartbeater, the recoverer, the pruner. run returns once stop is
-// closed; its statements run under ctx.
+// service is one of the worker's loops: the poller, the completer, the
+// heartbeater, the recoverer, the pruner. run returns once stop is closed;
+// its statements run under ctx.
 type service interface {
 	run(ctx context.Context, stop <-chan struct{})
 }
 
-// goService runs s until Stop closes stopLoops; Stop waits for it.
+// goService runs s until Stop closes stopLoops, after the executions
+// drained; Stop waits for it. The poller stops first, on stopPoll.
 func (w *Worker) goService(s service) {
 	w.loopsDone.Go(func() { s.run(w.runCtx, w.stopLoops) })
 }
