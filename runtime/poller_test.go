@@ -131,15 +131,7 @@ func TestLateClaimStartsNoHandler(t *testing.T) {
 func TestPollerClaimsThenBacksOff(t *testing.T) {
 	t.Parallel()
 	e := newSQLiteEngine(t)
-	client, err := NewClient(e, ClientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if _, err := client.Enqueue(bg, "a", []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	enqueueN(t, e, "a", 3)
 	clock := &steppedClock{now: time.Now()}
 	w := unstartedWorker(t, e)
 	w.cfg.Clock, w.cfg.PollInterval = clock, 80*time.Millisecond

@@ -21,15 +21,7 @@ const sqliteNowMs = "CAST(unixepoch('subsec') * 1000 AS INTEGER)"
 // leases of lease.
 func claimN(t *testing.T, e *Engine, owner string, n int, lease time.Duration) []driver.ClaimedTask {
 	t.Helper()
-	client, err := NewClient(e, ClientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range n {
-		if _, err := client.Enqueue(bg, "a", []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	enqueueN(t, e, "a", n)
 	claimed, err := e.driver.Claim(bg, driver.ClaimRequest{Owner: owner, Lease: lease, Types: []string{"a"}, Max: n})
 	if err != nil || len(claimed) != n {
 		t.Fatalf("claimed %d of %d: %v", len(claimed), n, err)
@@ -51,6 +43,22 @@ func unstartedWorker(t *testing.T, e *Engine) *Worker {
 	w.execParent = bg
 	t.Cleanup(w.fences.stop)
 	return w
+}
+
+// enqueueN enqueues n tasks of taskType on e and returns their ids.
+func enqueueN(t *testing.T, e *Engine, taskType string, n int) []TaskID {
+	t.Helper()
+	client, err := NewClient(e, ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]TaskID, n)
+	for i := range ids {
+		if ids[i], err = client.Enqueue(bg, taskType, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
 }
 
 // exec runs a statement on e's database, failing t on error.
