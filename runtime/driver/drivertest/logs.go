@@ -170,11 +170,11 @@ func testHandlerReturningAfterStopIsNotAFailure(t *testing.T, b *Bundle) {
 	cfg := Config()
 	cfg.Logger = book.Logger()
 	id := b.Enqueue(t, "stubborn")
-	running, returned := make(chan struct{}), make(chan struct{})
+	running, stopped, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
 		"stubborn": func(context.Context, *runtime.Task) error {
 			close(running)
-			time.Sleep(500 * time.Millisecond) // ignores its context
+			<-stopped // ignores its context, and returns once Stop handed its task back
 			defer close(returned)
 			return nil
 		},
@@ -182,7 +182,9 @@ func testHandlerReturningAfterStopIsNotAFailure(t *testing.T, b *Bundle) {
 	<-running
 	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 	defer cancel()
-	if err := w.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	err := w.Stop(ctx)
+	close(stopped)
+	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("stop: %v, want it to hand the task back", err)
 	}
 	<-returned
