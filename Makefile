@@ -30,7 +30,7 @@ check: ## fail when generated code (sqlc, leasegen) is stale or go.mod is not ti
 	$(GO) mod tidy -diff
 	$(SQLC) diff
 	scripts/sqlc-outputs.sh
-	cd testdata/example/billing && $(GO) run ../../../cmd/leasegen -check -schema schema.sql -alerts alerts.yml -dashboard dashboard.json
+	cd testdata/example/billing && $(GO) run ../../../cmd/leasegen -check -schema schema.sql -alerts alerts.yml -dashboard dashboard.json -testhelpers
 
 lint: ## gofmt, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

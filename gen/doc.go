@@ -62,7 +62,9 @@
 // migration tool from templates/schema.sql.tmpl), -schema-engine mysql|sqlite
 // (the schema's database, default mysql), -alerts FILE (Prometheus alert rules
 // for the package's task types, from templates/alerts.yml.tmpl), -dashboard
-// FILE (a Grafana dashboard, from templates/dashboard.json.tmpl), -output NAME.
+// FILE (a Grafana dashboard, from templates/dashboard.json.tmpl),
+// -testhelpers (typed test assertions per task, in the package NAMEtest in
+// the folder NAMEtest, over runtime/leasetest), -output NAME.
 //
 // Exit codes: 0 on success (silent), 1 for bad input (every problem printed
 // as file:line:col: message; hint) or stale output, 2 for bad usage.

@@ -31,6 +31,7 @@ Flags:
 	fs.StringVar(&cfg.Engine, "schema-engine", "mysql", "the schema's database: mysql or sqlite")
 	fs.StringVar(&cfg.Alerts, "alerts", "", "also render Prometheus alert rules for the package's task types to this `file`")
 	fs.StringVar(&cfg.Dashboard, "dashboard", "", "also render a Grafana dashboard for the package's task types to this `file`")
+	fs.BoolVar(&cfg.TestHelpers, "testhelpers", false, "also write typed test assertions (package NAMEtest, in the folder NAMEtest) for each package's tasks")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -25,8 +25,11 @@ type Config struct {
 	Engine    string   // the schema's engine: mysql (default) or sqlite
 	Alerts    string   // when set, also render Prometheus alert rules to this path
 	Dashboard string   // when set, also render a Grafana dashboard to this path
-	Check     bool     // compare instead of writing; ErrStale when different
-	Stderr    io.Writer
+	// TestHelpers also renders each package's typed test helpers, into
+	// the package NAMEtest in the folder of that name inside the package's.
+	TestHelpers bool
+	Check       bool // compare instead of writing; ErrStale when different
+	Stderr      io.Writer
 }
 
 // ErrStale reports, in check mode, a generated file that differs from what
@@ -80,6 +83,13 @@ func Generate(cfg Config) ([]File, error) {
 			path = filepath.Join(m.Dir, path)
 		}
 		files = append(files, File{Path: path, Content: src})
+		if cfg.TestHelpers {
+			helpers, err := emitTestHelpers(m)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, File{Path: filepath.Join(m.Dir, testHelpersPackage(m), DefaultOutput), Content: helpers})
+		}
 	}
 	extras := []struct {
 		path   string
@@ -147,6 +157,9 @@ func syncFile(path string, want []byte, cfg Config) (bool, error) {
 				unifiedDiff(filepath.ToSlash(relativePath(path)), lines(have), lines(want)))
 		}
 		return true, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
 	}
 	return true, os.WriteFile(path, want, 0o644)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
 )
@@ -193,6 +194,31 @@ func (c *Client) newTask(r Request) (driver.NewTask, error) {
 func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
 	info, err := c.engine.driver.Get(ctx, id)
 	return info, c.engine.classify(err)
+}
+
+// Waits of Client.Wait: the first after one read, doubling up to the last.
+const (
+	firstWait = 10 * time.Millisecond
+	lastWait  = time.Second
+)
+
+// Wait blocks until task id is finished (SUCCESS, FAILED or CANCELLED) and
+// returns it, with its result or last error. Each round reads the task
+// once, by its primary key, and the rounds back off from 10 ms to 1 s.
+// When ctx ends first, Wait returns the task as it last read it and ctx's
+// error; a task that does not exist is ErrTaskNotFound at once.
+func (c *Client) Wait(ctx context.Context, id TaskID) (TaskInfo, error) {
+	for wait := firstWait; ; wait = min(2*wait, lastWait) {
+		info, err := c.Get(ctx, id)
+		if err != nil || info.Status.Terminal() {
+			return info, err
+		}
+		select {
+		case <-ctx.Done():
+			return info, fmt.Errorf("leasegen: waiting for task %d (%s): %w", id, info.Status, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // ListByOwner returns up to limit tasks of owner, newest first, in any of

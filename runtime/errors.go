@@ -35,6 +35,9 @@ var (
 	// ErrWorkerStopped reports a Start after Stop: a Worker runs once; make
 	// a new one with NewWorker.
 	ErrWorkerStopped = errors.New("leasegen: worker stopped: a Worker runs once, create a new one with NewWorker")
+	// ErrNoTaskDue reports a Worker.WorkOne that found no task of its types
+	// due.
+	ErrNoTaskDue = errors.New("leasegen: no task due")
 	// ErrWorkerIDInUse is leasetype.ErrWorkerIDInUse.
 	ErrWorkerIDInUse = leasetype.ErrWorkerIDInUse
 	// ErrLimitMismatch reports a Worker.Start whose GlobalLimit or per-type

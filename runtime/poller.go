@@ -76,6 +76,16 @@ type poller struct {
 	freeSlots  func() int
 	start      func(claimed []driver.ClaimedTask, claimStart time.Time, req driver.ClaimRequest)
 	lateClaims *atomic.Int64 // the worker's count
+	// once, when set, makes the poller claim a single task, report it
+	// there and stop (Worker.WorkOne).
+	once chan<- claimResult
+}
+
+// claimResult is the task a one-task poller claimed: ID 0 when none was
+// due.
+type claimResult struct {
+	ID  TaskID
+	Err error
 }
 
 func newPoller(w *Worker, req driver.ClaimRequest) *poller {
@@ -85,10 +95,16 @@ func newPoller(w *Worker, req driver.ClaimRequest) *poller {
 		state: pollState{clock: w.cfg.Clock, pollInterval: w.cfg.PollInterval, idleWait: minPollWait, lastFound: w.cfg.Clock.Now(),
 			outage: newOutage("poll", w.cfg, w.cfg.PollInterval)},
 		wake: w.wake, freeSlots: w.freeSlots, start: w.startExecutions, lateClaims: &w.stats.lateClaims,
+		once: w.oneTask,
 	}
 }
 
 func (p *poller) run(ctx context.Context, stop <-chan struct{}) {
+	if p.once != nil {
+		id, err := p.claimOne(ctx)
+		p.once <- claimResult{id, err}
+		return
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	woken := true // the first poll claims
@@ -166,6 +182,23 @@ func (p *poller) poll(ctx context.Context, stop <-chan struct{}, woken bool) (wa
 		return 0, false // maybe more: claim again at once
 	}
 	return minPollWait, false
+}
+
+// claimOne claims one due task, starts it and returns its id: 0 when none
+// was due.
+func (p *poller) claimOne(ctx context.Context) (TaskID, error) {
+	req := p.req
+	req.Max = 1
+	var id TaskID
+	start := p.start
+	p.start = func(claimed []driver.ClaimedTask, claimStart time.Time, req driver.ClaimRequest) {
+		for _, c := range claimed {
+			id = c.ID
+		}
+		start(claimed, claimStart, req)
+	}
+	_, err := p.claimAndStart(ctx, req)
+	return id, err
 }
 
 // probe reports whether a task of the worker's types is claimable now.

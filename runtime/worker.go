@@ -60,6 +60,9 @@ type Worker struct {
 	fences *fenceWatch
 	// completions feeds the completion loop.
 	completions *completionQueue
+	// oneTask is set by WorkOne: the poller claims one task and reports
+	// it here.
+	oneTask chan claimResult
 }
 
 // NewWorker returns a worker on engine with cfg, after checking cfg's rules.
@@ -171,6 +174,36 @@ type service interface {
 // drained; Stop waits for it. The poller stops first, on stopPoll.
 func (w *Worker) goService(s service) {
 	w.loopsDone.Go(func() { s.run(w.runCtx, w.stopLoops) })
+}
+
+// WorkOne is for tests of a service's handlers: it starts the worker,
+// claims one due task of its types and runs it as any worker would (its
+// lease renewed, its outcome written under the fence, an idempotent
+// handler's writes committed with its completion), then stops the worker
+// and returns the task as its outcome left it: SUCCESS, FAILED, or QUEUED
+// for a retry or a snooze. With no task due it returns ErrNoTaskDue. Like
+// Start, it runs once per Worker; ctx bounds the start and the stop.
+func (w *Worker) WorkOne(ctx context.Context) (TaskInfo, error) {
+	w.mu.Lock()
+	if !w.started && !w.stopping {
+		w.oneTask = make(chan claimResult, 1)
+	}
+	w.mu.Unlock()
+	if err := w.Start(ctx); err != nil {
+		return TaskInfo{}, err
+	}
+	res := <-w.oneTask
+	if err := w.Stop(ctx); err != nil {
+		return TaskInfo{}, err
+	}
+	switch {
+	case res.Err != nil:
+		return TaskInfo{}, w.engine.classify(res.Err)
+	case res.ID == 0:
+		return TaskInfo{}, ErrNoTaskDue
+	}
+	info, err := w.engine.driver.Get(ctx, res.ID)
+	return info, w.engine.classify(err)
 }
 
 // fitHeartbeat fits the heartbeat to the shortest task type's lease: a

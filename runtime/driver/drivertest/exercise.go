@@ -115,6 +115,8 @@ var bundleCases = []struct {
 	{"ManyWorkersOneProcess", testManyWorkersOneProcess},
 	{"Kill9WorkerProcesses", testKill9WorkerProcesses},
 	{"ShortLeaseKeepsItsLease", testShortLeaseKeepsItsLease},
+	{"WorkOne", testWorkOne},
+	{"ClientWait", testClientWait},
 }
 
 // harnessCases set up their databases themselves.

@@ -2,7 +2,9 @@ package drivertest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -281,5 +283,67 @@ func testWorkerCompletesTask(t *testing.T, b *Bundle) {
 	}
 	if info.Result != "artifact-1" || info.Attempt != 1 || info.FinishedAt.IsZero() || !info.LeaseUntil.IsZero() {
 		t.Errorf("finished task = %+v", info)
+	}
+}
+
+// WorkOne runs one due task through the real worker and returns it as its
+// outcome left it: a success, a retry, an idempotent handler's commit; with
+// nothing due it says so.
+func testWorkOne(t *testing.T, b *Bundle) {
+	newWorker := func(fn runtime.HandlerFunc) *runtime.Worker {
+		w, err := runtime.NewWorker(b.Engine, Config())
+		dbtest.Must(t, "new worker", err)
+		dbtest.Must(t, "handle", w.Handle("a", fn, runtime.WithBackoff(FastBackoff)))
+		return w
+	}
+	ok := func(context.Context, *runtime.Task) error { return nil }
+	if _, err := newWorker(ok).WorkOne(bg); !errors.Is(err, runtime.ErrNoTaskDue) {
+		t.Fatalf("WorkOne on an empty queue: %v, want ErrNoTaskDue", err)
+	}
+	low, high := b.Enqueue(t, "a"), b.Enqueue(t, "a", runtime.WithPriority(5), runtime.WithMaxAttempts(2))
+	info, err := newWorker(func(context.Context, *runtime.Task) error { return errors.New("not yet") }).WorkOne(bg)
+	dbtest.Must(t, "work one failing task", err)
+	if info.ID != high || info.Status != runtime.StatusQueued || info.Attempt != 1 || info.LastError != "not yet" {
+		t.Errorf("a failing task with attempts left: %+v; want task %d QUEUED again after attempt 1 with its error", info, high)
+	}
+	if other, _ := b.Client.Get(bg, low); other.Status != runtime.StatusQueued || other.Attempt != 0 {
+		t.Errorf("the other task: %s at attempt %d; want it untouched", other.Status, other.Attempt)
+	}
+
+	b.DB.MustExec(t, EffectsTable)
+	info, err = newWorker(func(ctx context.Context, task *runtime.Task) error {
+		return runtime.RunIdempotent(ctx, task, fmt.Sprint(task.ID), func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, "INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, 'w')", task.ID, task.Attempt)
+			return err
+		})
+	}).WorkOne(bg)
+	dbtest.Must(t, "work one idempotent task", err)
+	if effects := b.DB.Int(t, "SELECT COUNT(*) FROM effects WHERE task_id = ?", info.ID); info.Status != runtime.StatusSuccess || effects != 1 {
+		t.Errorf("an idempotent task: %+v with %d effects; want SUCCESS with its one effect", info, effects)
+	}
+}
+
+// Wait returns a task once it is finished, with its result; a wait that
+// outlives its context returns the task as last read and the context's
+// error; an unknown id is ErrTaskNotFound at once.
+func testClientWait(t *testing.T, b *Bundle) {
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"slow": func(ctx context.Context, task *runtime.Task) error {
+		time.Sleep(100 * time.Millisecond)
+		task.SetResult(`{"done":true}`)
+		return nil
+	}})
+	id := b.Enqueue(t, "slow")
+	info, err := b.Client.Wait(bg, id)
+	if err != nil || info.Status != runtime.StatusSuccess || info.Result != `{"done":true}` {
+		t.Errorf("Wait = %+v, %v; want SUCCESS with its result", info, err)
+	}
+	queued := b.Enqueue(t, "nobody-handles-it")
+	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	defer cancel()
+	if info, err := b.Client.Wait(ctx, queued); !errors.Is(err, context.DeadlineExceeded) || info.Status != runtime.StatusQueued {
+		t.Errorf("Wait past its deadline = %s, %v; want QUEUED and DeadlineExceeded", info.Status, err)
+	}
+	if _, err := b.Client.Wait(bg, 1<<40); !errors.Is(err, runtime.ErrTaskNotFound) {
+		t.Errorf("Wait for no task: %v, want ErrTaskNotFound", err)
 	}
 }

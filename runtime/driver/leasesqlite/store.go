@@ -110,7 +110,19 @@ func (s *store) Check(ctx context.Context) error {
 	}
 	var busy int
 	var version string
-	if err := s.db.QueryRowContext(ctx, "SELECT timeout, sqlite_version() FROM pragma_busy_timeout").Scan(&busy, &version); err != nil {
+	// A new file's first connections switch it to WAL, which takes its
+	// lock without the busy handler: processes that open a new file at
+	// once see SQLITE_BUSY for a moment.
+	err := s.db.QueryRowContext(ctx, "SELECT timeout, sqlite_version() FROM pragma_busy_timeout").Scan(&busy, &version)
+	for wait := 5 * time.Millisecond; sqliteConflict(err) && wait <= time.Second; wait *= 2 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("leasegen: checking the SQLite connection: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+		err = s.db.QueryRowContext(ctx, "SELECT timeout, sqlite_version() FROM pragma_busy_timeout").Scan(&busy, &version)
+	}
+	if err != nil {
 		return fmt.Errorf("leasegen: checking the SQLite connection: %w", err)
 	}
 	if busy <= 0 {

@@ -91,18 +91,13 @@ func (b *bundle) startWorker(t *testing.T) {
 
 func (b *bundle) wait(t *testing.T, ids ...runtime.TaskID) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
 	for _, id := range ids {
-		for {
-			info, err := b.rt.Get(bg, id)
-			dbtest.Must(t, "get", err)
-			if info.Status == runtime.StatusSuccess {
-				break
-			}
-			if info.Status.Terminal() || time.Now().After(deadline) {
-				t.Fatalf("task %d (%s): %s, last error %q", id, info.Type, info.Status, info.LastError)
-			}
-			time.Sleep(20 * time.Millisecond)
+		info, err := b.rt.Wait(ctx, id)
+		dbtest.Must(t, "wait", err)
+		if info.Status != runtime.StatusSuccess {
+			t.Fatalf("task %d (%s): %s, last error %q", id, info.Type, info.Status, info.LastError)
 		}
 	}
 }

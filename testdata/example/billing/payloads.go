@@ -8,7 +8,7 @@ import (
 	"github.com/leasegen/leasegen/testdata/example/money"
 )
 
-//go:generate go run github.com/leasegen/leasegen/cmd/leasegen -schema schema.sql -alerts alerts.yml -dashboard dashboard.json
+//go:generate go run github.com/leasegen/leasegen/cmd/leasegen -schema schema.sql -alerts alerts.yml -dashboard dashboard.json -testhelpers
 
 // ImportPayload imports one uploaded CSV file.
 //
