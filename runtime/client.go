@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -25,7 +26,18 @@ type ClientConfig struct {
 	MaxPayloadBytes int
 	// DefaultMaxAttempts applies when an enqueue does not set one. Default 5.
 	DefaultMaxAttempts int
+	// EnqueueMiddleware wraps every enqueue of the client, the first
+	// listed outermost, in a transaction or not.
+	EnqueueMiddleware []EnqueueMiddleware
 }
+
+// EnqueueFunc stores requests, atomically, and returns their ids in order.
+type EnqueueFunc func(ctx context.Context, reqs []Request) ([]TaskID, error)
+
+// EnqueueMiddleware wraps a client's enqueues (ClientConfig.EnqueueMiddleware):
+// it sees each batch of requests before they are stored, may change them
+// (add options) or fail the enqueue, and sees the ids they got.
+type EnqueueMiddleware func(next EnqueueFunc) EnqueueFunc
 
 const maxPayloadCeiling = 8 << 20
 
@@ -108,7 +120,20 @@ func (c *Client) EnqueueManyTx(ctx context.Context, tx *sql.Tx, reqs []Request) 
 	return c.enqueue(ctx, tx, reqs)
 }
 
+// enqueue stores reqs on q through the client's middleware.
 func (c *Client) enqueue(ctx context.Context, q driver.DBTX, reqs []Request) ([]TaskID, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	next := func(ctx context.Context, reqs []Request) ([]TaskID, error) { return c.store(ctx, q, reqs) }
+	for _, mw := range slices.Backward(c.cfg.EnqueueMiddleware) {
+		next = mw(next)
+	}
+	return next(ctx, reqs)
+}
+
+// store validates reqs and inserts them on q.
+func (c *Client) store(ctx context.Context, q driver.DBTX, reqs []Request) ([]TaskID, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}

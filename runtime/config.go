@@ -52,6 +52,9 @@ type Config struct {
 	WorkerID string
 	// Logger receives the worker's logs. Default slog.Default().
 	Logger *slog.Logger
+	// Middleware wraps every handler of the worker, the first listed
+	// outermost: each runs around the handler with its context and task.
+	Middleware []Middleware
 	// Clock is the worker's monotonic clock for self-fencing deadlines.
 	// Lease instants never come from it. Default the system clock.
 	Clock Clock

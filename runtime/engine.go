@@ -34,7 +34,7 @@ type Engine struct {
 //
 // A driver serves one engine.
 func NewEngine(d driver.Driver, opts ...EngineOption) *Engine {
-	e := &Engine{db: d.DB(), driver: d, observer: nopObserver{}}
+	e := &Engine{db: d.DB(), driver: d, observer: BaseObserver{}}
 	for _, opt := range opts {
 		opt(e)
 	}

@@ -14,6 +14,13 @@ import (
 // execution time runs out or the worker stops; context.Cause tells which.
 type HandlerFunc func(ctx context.Context, t *Task) error
 
+// Middleware wraps a handler (Config.Middleware): it runs around it with
+// the task and its context, and may give the handler another context (a
+// span, a logger) or return another error; wrap the handler's with %w, so
+// that Permanent and Snooze still count. A panic in it fails the task as a
+// handler's does.
+type Middleware func(next HandlerFunc) HandlerFunc
+
 // HandlerOption configures how a worker runs one task type.
 type HandlerOption func(*handlerConfig)
 

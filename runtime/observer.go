@@ -53,16 +53,20 @@ func WithObserver(o Observer) EngineOption {
 	return func(e *Engine) { e.observer = o }
 }
 
-// nopObserver ignores every event.
-type nopObserver struct{}
+// BaseObserver ignores every event. Embed it in an Observer that handles
+// only some of them: a method added to Observer later gets its no-op
+// here, so the embedding type keeps compiling.
+type BaseObserver struct{}
 
-func (nopObserver) TasksEnqueued(string, int)                  {}
-func (nopObserver) TaskStarted(string, time.Duration)          {}
-func (nopObserver) TaskFinished(string, string, time.Duration) {}
-func (nopObserver) LeasesRenewed(int, int)                     {}
-func (nopObserver) HeartbeatFailed(int)                        {}
-func (nopObserver) LeaseRecovered(string, time.Duration)       {}
-func (nopObserver) ConflictRetried()                           {}
+var _ Observer = BaseObserver{}
+
+func (BaseObserver) TasksEnqueued(string, int)                  {}
+func (BaseObserver) TaskStarted(string, time.Duration)          {}
+func (BaseObserver) TaskFinished(string, string, time.Duration) {}
+func (BaseObserver) LeasesRenewed(int, int)                     {}
+func (BaseObserver) HeartbeatFailed(int)                        {}
+func (BaseObserver) LeaseRecovered(string, time.Duration)       {}
+func (BaseObserver) ConflictRetried()                           {}
 
 // Stats counts what one worker did since it started.
 type Stats struct {

@@ -77,7 +77,7 @@ func TestRecovererPass(t *testing.T) {
 	e := newSQLiteEngine(t)
 	var recovered atomic.Int64
 	woken := 0
-	r := &recoverer{driver: e.driver, observer: nopObserver{}, logger: quietLogger(), workerID: "r",
+	r := &recoverer{driver: e.driver, observer: BaseObserver{}, logger: quietLogger(), workerID: "r",
 		interval: time.Second, batch: 2, maxBatches: 2, pause: time.Millisecond, recovered: &recovered,
 		found: func() { woken++ }, renewRow: func(context.Context) {}}
 	if n := r.pass(bg, nil); n != 0 || woken != 0 {

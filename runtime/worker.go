@@ -102,6 +102,9 @@ func (w *Worker) Handle(taskType string, fn HandlerFunc, opts ...HandlerOption) 
 	if err != nil {
 		return err
 	}
+	for _, mw := range slices.Backward(w.cfg.Middleware) {
+		h.fn = mw(h.fn)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.started {

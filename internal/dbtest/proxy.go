@@ -140,10 +140,15 @@ func (p *Proxy) pipe(dst io.Writer, src io.Reader, sent chan<- struct{}, cutNext
 					sent <- struct{}{} // before the server can reply
 				}
 			}
+			if cutNow {
+				// Paused before the statement leaves: the pipe back waits
+				// before it forwards any reply, however fast the server is.
+				p.pauseForCut()
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
-			if cutting || cutNow {
+			if cutting {
 				p.pauseForCut()
 			}
 		}

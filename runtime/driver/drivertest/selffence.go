@@ -94,7 +94,10 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 
 // renewalSignal is an Observer that signals each renewal statement that
 // extended a lease.
-type renewalSignal struct{ renewed chan struct{} }
+type renewalSignal struct {
+	runtime.BaseObserver
+	renewed chan struct{}
+}
 
 func (r renewalSignal) LeasesRenewed(_, renewed int) {
 	if renewed > 0 {
@@ -104,10 +107,3 @@ func (r renewalSignal) LeasesRenewed(_, renewed int) {
 		}
 	}
 }
-
-func (renewalSignal) TasksEnqueued(string, int)                  {}
-func (renewalSignal) TaskStarted(string, time.Duration)          {}
-func (renewalSignal) TaskFinished(string, string, time.Duration) {}
-func (renewalSignal) HeartbeatFailed(int)                        {}
-func (renewalSignal) LeaseRecovered(string, time.Duration)       {}
-func (renewalSignal) ConflictRetried()                           {}
