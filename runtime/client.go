@@ -125,6 +125,9 @@ func (c *Client) enqueue(ctx context.Context, q driver.DBTX, reqs []Request) ([]
 	if len(reqs) == 0 {
 		return nil, nil
 	}
+	if len(c.cfg.EnqueueMiddleware) == 0 {
+		return c.store(ctx, q, reqs)
+	}
 	next := func(ctx context.Context, reqs []Request) ([]TaskID, error) { return c.store(ctx, q, reqs) }
 	for _, mw := range slices.Backward(c.cfg.EnqueueMiddleware) {
 		next = mw(next)

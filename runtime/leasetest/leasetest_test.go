@@ -107,6 +107,7 @@ func TestRequireEnqueuedInTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	leasetest.RequireEnqueued(t, tx, "notify", func(p notify) bool { return p.UserID == 1 })
+	leasetest.RequireNotEnqueued[notify](t, engine.DB(), "notify", nil)
 }
 
 // WorkOne runs the task through a real worker and returns its outcome.

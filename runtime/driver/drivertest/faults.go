@@ -123,7 +123,7 @@ func privateServer(t *testing.T, h *Harness) (*Bundle, Server) {
 	t.Helper()
 	server := h.PrivateServer(t)
 	dsn := server.NewDatabase("faults")
-	return SetupOn(t, h, &DB{DB: h.open(t, dsn), DSN: dsn, h: h}), server
+	return SetupOn(t, h, &DB{DB: h.OpenPool(t, dsn), DSN: dsn, h: h}), server
 }
 
 // The server dies (SIGKILL) mid-run and comes back: workers reconnect and
@@ -184,7 +184,7 @@ func testFaultDatabaseStall(t *testing.T, h *Harness) {
 func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
 	proxy, dsn := b.H.proxy(t, b.DB.DSN)
 	r := NewFaultRun(t, b, 1500, 2, func() *sql.DB { return b.DB.Open(t) })
-	cutDB := b.H.open(t, dsn)
+	cutDB := b.H.OpenPool(t, dsn)
 	resumed := make(chan struct{})
 	cfg := Config()
 	cfg.WorkerID = "cut"
@@ -240,7 +240,7 @@ func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
 // is), it returns that task and stores no second one.
 func testEnqueueOutcomeUnknown(t *testing.T, b *Bundle) {
 	proxy, dsn := b.H.proxy(t, b.DB.DSN)
-	client, err := runtime.NewClient(b.H.engine(b.H.open(t, dsn)), runtime.ClientConfig{})
+	client, err := runtime.NewClient(b.H.engine(b.H.OpenPool(t, dsn)), runtime.ClientConfig{})
 	dbtest.Must(t, "client", err)
 	_, err = client.Enqueue(bg, "warm", nil) // the session check, before the cut
 	dbtest.Must(t, "enqueue before the cut", err)

@@ -20,7 +20,7 @@ func stallable(t *testing.T, b *Bundle) (db *sql.DB, stall, unstall func()) {
 		return b.H.Stallable(t, b)
 	}
 	proxy, dsn := b.H.proxy(t, b.DB.DSN)
-	return b.H.open(t, dsn), proxy.Pause, proxy.Resume
+	return b.H.OpenPool(t, dsn), proxy.Pause, proxy.Resume
 }
 
 // A worker cut off from the database stops its executions before their

@@ -84,11 +84,11 @@ func NewDB(t testing.TB, h *Harness) *DB {
 // Open opens another pool on the same database, closed when t ends.
 func (d *DB) Open(t testing.TB) *sql.DB {
 	t.Helper()
-	return d.h.open(t, d.DSN)
+	return d.h.OpenPool(t, d.DSN)
 }
 
-// open opens a pool on dsn, closed when t ends.
-func (h *Harness) open(t testing.TB, dsn string) *sql.DB {
+// OpenPool opens a pool on dsn with h.Open, closed when t ends.
+func (h *Harness) OpenPool(t testing.TB, dsn string) *sql.DB {
 	t.Helper()
 	db, err := h.Open(dsn)
 	dbtest.Must(t, "open", err)

@@ -54,12 +54,3 @@ func BenchmarkDriver(b *testing.B) { drivertest.Benchmark(b, &harness) }
 
 // engineOn returns the engine on a pool.
 func engineOn(db *sql.DB) *runtime.Engine { return runtime.NewEngine(New(db)) }
-
-// openPool opens a pool on dsn, closed when t ends.
-func openPool(t *testing.T, dsn string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("mysql", dsn)
-	dbtest.Must(t, "open", err)
-	t.Cleanup(func() { db.Close() })
-	return db
-}

@@ -21,7 +21,7 @@ func TestFaultLockWaitTimeoutsAreRetried(t *testing.T) {
 	b := drivertest.Setup(t, &harness)
 	// Sessions that give up on a row lock after one second.
 	shortWait := b.DB.DSN + "&innodb_lock_wait_timeout=1"
-	open := func() *sql.DB { return openPool(t, shortWait) }
+	open := func() *sql.DB { return harness.OpenPool(t, shortWait) }
 	cfgLimit := 6
 	r := &drivertest.FaultRun{B: b, Tasks: 300}
 	b.DB.MustExec(t, drivertest.EffectsTable)
@@ -134,7 +134,7 @@ func newCutRun(t *testing.T, n, healthy int, ms int, cfg runtime.Config, idempot
 		db := b.DB.Open(t)
 		if i == healthy {
 			cfg.WorkerID = "cut"
-			db = openPool(t, harness.WithServerAddr(b.DB.DSN, r.proxy.Addr()))
+			db = harness.OpenPool(t, harness.WithServerAddr(b.DB.DSN, r.proxy.Addr()))
 		}
 		w, err := runtime.NewWorker(engineOn(db), cfg)
 		dbtest.Must(t, "worker", err)

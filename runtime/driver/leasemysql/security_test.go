@@ -33,7 +33,7 @@ func TestLeastPrivilegeUser(t *testing.T) {
 	t.Parallel()
 	server := dbtest.StartServer(t)
 	adminDSN := server.NewDatabase("app")
-	admin := openPool(t, adminDSN)
+	admin := harness.OpenPool(t, adminDSN)
 	dbtest.Must(t, "migrate as admin", engineOn(admin).Migrate(bg))
 	user := "'worker'@'127.0.0.1'"
 	for _, stmt := range append([]string{"CREATE USER " + user + " IDENTIFIED BY 'w0rker-pw'"}, leastPrivilegeGrants...) {
@@ -45,7 +45,7 @@ func TestLeastPrivilegeUser(t *testing.T) {
 	}
 	cfg, _ := mysql.ParseDSN(adminDSN)
 	cfg.User, cfg.Passwd = "worker", "w0rker-pw"
-	db := openPool(t, cfg.FormatDSN())
+	db := harness.OpenPool(t, cfg.FormatDSN())
 	b := drivertest.SetupOn(t, &harness, &drivertest.DB{DB: db, DSN: cfg.FormatDSN()}) // Migrate on a current schema
 	cfgW := drivertest.Config()
 	cfgW.GlobalLimit = 4
@@ -75,7 +75,7 @@ func TestPasswordsStayOutOfErrorsAndLogs(t *testing.T) {
 	dbtest.Must(t, "dsn", err)
 	cfg.User, cfg.Passwd, cfg.DBName = "nobody", "s3cret-pw-417", "nothing"
 	cfg.Params = map[string]string{"parseTime": "true"}
-	db := openPool(t, cfg.FormatDSN())
+	db := harness.OpenPool(t, cfg.FormatDSN())
 	var logs drivertest.LogBook
 	engine := engineOn(db)
 	var errs []error
