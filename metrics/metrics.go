@@ -37,6 +37,7 @@ type Metrics struct {
 	conflictRetries   prometheus.Counter
 	queueDepth        *prometheus.GaugeVec
 	oldestQueued      *prometheus.GaugeVec
+	paused            *prometheus.GaugeVec
 }
 
 var _ runtime.Observer = (*Metrics)(nil)
@@ -90,10 +91,13 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		oldestQueued: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "async_task_oldest_queued_seconds", Help: "Age of the oldest due queued task, by task type, 0 while none is due (from WatchQueue).",
 		}, []string{"type"}),
+		paused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "async_task_paused_seconds", Help: "How long each paused task type has been paused (Client.Pause, leasectl pause); no series for a type that is not (from WatchQueue).",
+		}, []string{"type"}),
 	}
 	for _, c := range []prometheus.Collector{
 		m.enqueued, m.finished, m.duration, m.claimLatency, m.running, m.renewals, m.renewalSuccesses,
-		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.queueDepth, m.oldestQueued,
+		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.queueDepth, m.oldestQueued, m.paused,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -159,7 +163,7 @@ func (m *Metrics) WatchQueue(ctx context.Context, client *runtime.Client, every 
 	}
 }
 
-// RefreshQueue reads the queue depth once.
+// RefreshQueue reads the queue depth and the paused types once.
 func (m *Metrics) RefreshQueue(ctx context.Context, client *runtime.Client) error {
 	st, err := client.Stats(ctx)
 	if err != nil {
@@ -173,6 +177,10 @@ func (m *Metrics) RefreshQueue(ctx context.Context, client *runtime.Client) erro
 	now := time.Now()
 	for typ, at := range st.OldestQueued {
 		m.oldestQueued.WithLabelValues(typ).Set(max(now.Sub(at), 0).Seconds())
+	}
+	m.paused.Reset()
+	for typ, at := range st.Paused {
+		m.paused.WithLabelValues(typ).Set(max(now.Sub(at), 0).Seconds())
 	}
 	return nil
 }

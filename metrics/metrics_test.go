@@ -39,6 +39,19 @@ func openEngine(t *testing.T, kind string, m *Metrics) (*runtime.Engine, *sql.DB
 
 // value reads one sample of the registry: a counter or gauge value, or a
 // histogram's count.
+// seriesOf counts the series of name.
+func seriesOf(t *testing.T, reg *prometheus.Registry, name string) int {
+	t.Helper()
+	families, err := reg.Gather()
+	dbtest.Must(t, "gather", err)
+	for _, f := range families {
+		if f.GetName() == name {
+			return len(f.GetMetric())
+		}
+	}
+	return 0
+}
+
 func value(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
@@ -129,7 +142,19 @@ func TestMetricsAfterRealWork(t *testing.T) {
 				waitSuccess(t, client, id)
 			}
 			dbtest.Must(t, "stop", w.Stop(ctx))
+			dbtest.Must(t, "pause", client.Pause(ctx, "slow"))
 			dbtest.Must(t, "refresh", m.RefreshQueue(ctx, client))
+			if got := value(t, reg, "async_task_paused_seconds", map[string]string{"type": "slow"}); got < 0 || got > 60 {
+				t.Errorf("async_task_paused_seconds{type=slow} = %v just after Pause, want about 0", got)
+			}
+			if n := seriesOf(t, reg, "async_task_paused_seconds"); n != 1 {
+				t.Errorf("%d async_task_paused_seconds series, want 1 (slow)", n)
+			}
+			dbtest.Must(t, "resume", client.Resume(ctx, "slow"))
+			dbtest.Must(t, "refresh", m.RefreshQueue(ctx, client))
+			if n := seriesOf(t, reg, "async_task_paused_seconds"); n != 0 {
+				t.Errorf("%d async_task_paused_seconds series after Resume, want none", n)
+			}
 
 			checks := []struct {
 				name   string

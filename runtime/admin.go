@@ -67,3 +67,32 @@ func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
 	s, err := c.engine.driver.Stats(ctx)
 	return s, c.engine.classify(err)
 }
+
+// Pause stops every worker, in every process, from claiming tasks of
+// taskType until Resume. The state is a row in the database: it outlives
+// restarts and holds for workers that start later. Running tasks of the
+// type finish; enqueues still store new ones. A claim that began before
+// Pause returned may still start a few; none that begins after does.
+// Pausing a paused type changes nothing. Stats lists the paused types.
+func (c *Client) Pause(ctx context.Context, taskType string) error {
+	return c.setPaused(ctx, taskType, true)
+}
+
+// Resume lets workers claim tasks of taskType again, after Pause. Workers
+// of this process look at once, others at their next poll. Resuming a type
+// that is not paused changes nothing.
+func (c *Client) Resume(ctx context.Context, taskType string) error {
+	if err := c.setPaused(ctx, taskType, false); err != nil {
+		return err
+	}
+	c.engine.driver.Notify(taskType)
+	return nil
+}
+
+func (c *Client) setPaused(ctx context.Context, taskType string, paused bool) error {
+	if err := checkTaskType(taskType); err != nil {
+		return err
+	}
+	_, err := c.engine.driver.SetPaused(ctx, taskType, paused)
+	return c.engine.classify(err)
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
 // Limits on what a task row can hold; enqueue rejects anything longer.
@@ -183,11 +184,10 @@ func (c *Client) newTask(r Request) (driver.NewTask, error) {
 	for _, opt := range r.Options {
 		opt(&o)
 	}
+	if err := checkTaskType(r.Type); err != nil {
+		return driver.NewTask{}, err
+	}
 	switch {
-	case r.Type == "":
-		return driver.NewTask{}, fmt.Errorf("%w: empty task type", ErrInvalidTask)
-	case len(r.Type) > maxTaskTypeLen:
-		return driver.NewTask{}, fmt.Errorf("%w: task type %.40q... is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(r.Type), maxTaskTypeLen)
 	case len(r.Payload) > c.cfg.MaxPayloadBytes:
 		return driver.NewTask{}, fmt.Errorf("%w: %s payload is %d bytes, the limit is %d (ClientConfig.MaxPayloadBytes)", ErrPayloadTooLarge, r.Type, len(r.Payload), c.cfg.MaxPayloadBytes)
 	case len(o.ownerID) > maxOwnerIDLen:
@@ -202,6 +202,10 @@ func (c *Client) newTask(r Request) (driver.NewTask, error) {
 	if err := checkRow(r.Type, o); err != nil {
 		return driver.NewTask{}, err
 	}
+	metadata := leasetype.EncodeMetadata(o.metadata)
+	if len(metadata) > maxMetadataBytes {
+		return driver.NewTask{}, fmt.Errorf("%w: %s metadata is %d bytes as JSON, the limit is %d", ErrInvalidTask, r.Type, len(metadata), maxMetadataBytes)
+	}
 	payload := r.Payload
 	if payload == nil {
 		payload = []byte{}
@@ -215,6 +219,7 @@ func (c *Client) newTask(r Request) (driver.NewTask, error) {
 		MaxAttempts: o.maxAttempts,
 		OwnerID:     o.ownerID,
 		Key:         o.key,
+		Metadata:    metadata,
 	}, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
 // execution is one claimed task running its handler under a lease.
@@ -22,6 +23,9 @@ type execution struct {
 	lease        time.Duration
 	task         Task
 	freeAttempts int
+	// unreadable is why the task's stored metadata does not decode: the
+	// handler is not called, and the task fails for good.
+	unreadable error
 
 	ctx         context.Context
 	cancel      func(cause error)
@@ -84,6 +88,7 @@ func (w *Worker) newExecution(c driver.ClaimedTask, lease time.Duration) *execut
 		Priority: c.Priority, OwnerID: c.OwnerID, IdempotencyKey: c.IdempotencyKey,
 		Payload: c.Payload, exec: e,
 	}
+	e.task.Metadata, e.unreadable = leasetype.DecodeMetadata(c.Metadata)
 	// Executions hang off a parent that is never cancelled: each one is
 	// cancelled on its own (lease lost, cancel request, stop), and a
 	// thousand children of one cancellable parent would all contend on it.
@@ -135,6 +140,9 @@ func (e *execution) callHandler() (err error) {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	if e.unreadable != nil {
+		return Permanent(e.unreadable)
+	}
 	return e.h.fn(e.ctx, &e.task)
 }
 

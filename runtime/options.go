@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"time"
 	"unicode/utf8"
@@ -18,6 +19,7 @@ type enqueueOptions struct {
 	ownerID     string
 	key         string
 	keyRequired bool // set by WithUniqueKey: an empty key is refused
+	metadata    map[string]string
 }
 
 // WithPriority sets the priority: higher runs first. Default 0.
@@ -60,6 +62,28 @@ func WithUniqueKey(key string) EnqueueOption {
 	return func(o *enqueueOptions) { o.key, o.keyRequired = key, true }
 }
 
+// WithMetadata attaches md's entries to the task: its handler reads them in
+// Task.Metadata, and TaskInfo shows them. Entries of several WithMetadata
+// options merge, the last one winning a key. Keys must be non-empty, keys
+// and values valid UTF-8, and the whole at most 16 KiB as JSON. Meant for
+// context that crosses into the task (a trace context, a request id), not
+// for the payload.
+func WithMetadata(md map[string]string) EnqueueOption {
+	return func(o *enqueueOptions) {
+		if len(md) == 0 {
+			return
+		}
+		merged := make(map[string]string, len(o.metadata)+len(md))
+		maps.Copy(merged, o.metadata)
+		maps.Copy(merged, md)
+		o.metadata = merged
+	}
+}
+
+// maxMetadataBytes bounds a task's encoded metadata: room for a W3C trace
+// context with its largest baggage (8 KiB), and more.
+const maxMetadataBytes = 16 << 10
+
 // Bounds every engine applies alike, so that a request one engine stores
 // another does not refuse or change.
 const (
@@ -75,14 +99,25 @@ var (
 	maxRunAt = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 )
 
-// checkRow checks what the length checks of newTask do not: the
-// characters and ranges each column can hold.
-func checkRow(taskType string, o enqueueOptions) error {
+// checkTaskType checks that taskType fits the task_type column.
+func checkTaskType(taskType string) error {
+	switch {
+	case taskType == "":
+		return fmt.Errorf("%w: empty task type", ErrInvalidTask)
+	case len(taskType) > maxTaskTypeLen:
+		return fmt.Errorf("%w: task type %.40q... is %d bytes, the limit is %d", ErrInvalidTask, taskType, len(taskType), maxTaskTypeLen)
+	}
 	for i := 0; i < len(taskType); i++ {
 		if c := taskType[i]; c <= ' ' || c > '~' {
 			return fmt.Errorf("%w: task type %q: only printable ASCII without spaces (byte %d is %#x)", ErrInvalidTask, taskType, i, c)
 		}
 	}
+	return nil
+}
+
+// checkRow checks what the length checks of newTask do not: the
+// characters and ranges each column can hold.
+func checkRow(taskType string, o enqueueOptions) error {
 	switch {
 	case o.priority < minPriority || o.priority > maxPriority:
 		return fmt.Errorf("%w: %s priority must be in %d..%d, got %d", ErrInvalidTask, taskType, minPriority, maxPriority, o.priority)
@@ -92,9 +127,20 @@ func checkRow(taskType string, o enqueueOptions) error {
 		return fmt.Errorf("%w: %s is unique, so its key must not be empty: set the payload field tagged leasegen:\"key\"", ErrInvalidTask, taskType)
 	case !utf8.ValidString(o.key):
 		return fmt.Errorf("%w: %s idempotency key %q is not valid UTF-8", ErrInvalidTask, taskType, o.key)
+	case !validMetadata(o.metadata):
+		return fmt.Errorf("%w: %s metadata: keys must be non-empty, keys and values valid UTF-8", ErrInvalidTask, taskType)
 	case !o.runAt.IsZero() && (o.runAt.Before(minRunAt) || o.runAt.After(maxRunAt)):
 		return fmt.Errorf("%w: %s run-at %s is outside %s..%s", ErrInvalidTask, taskType,
 			o.runAt.UTC().Format(time.RFC3339), minRunAt.Format(time.DateOnly), maxRunAt.Format(time.DateOnly))
 	}
 	return nil
+}
+
+func validMetadata(md map[string]string) bool {
+	for k, v := range md {
+		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return false
+		}
+	}
+	return true
 }

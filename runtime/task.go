@@ -43,6 +43,9 @@ type Task struct {
 	OwnerID        string
 	IdempotencyKey string
 	Payload        []byte
+	// Metadata is what the enqueue attached (WithMetadata, enqueue
+	// middleware such as a trace context); nil when nothing.
+	Metadata map[string]string
 
 	exec *execution // nil outside a worker
 }

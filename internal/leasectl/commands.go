@@ -23,6 +23,8 @@ var commands = map[string]func(ctx context.Context, e *env, args []string) error
 	"purge":   purge,
 	"stats":   stats,
 	"workers": workers,
+	"pause":   pause,
+	"resume":  resume,
 }
 
 func migrate(ctx context.Context, e *env, args []string) error {
@@ -133,7 +135,7 @@ func show(ctx context.Context, e *env, args []string) error {
 		{"priority", strconv.Itoa(t.Priority)}, {"owner", dash(t.OwnerID)}, {"key", dash(t.IdempotencyKey)},
 		{"lease owner", dash(t.LeaseOwner)}, {"lease until", stamp(t.LeaseUntil)}, {"available at", stamp(t.AvailableAt)},
 		{"created", stamp(t.CreatedAt)}, {"last started", stamp(t.StartedAt)}, {"finished", stamp(t.FinishedAt)}, {"result", dash(t.Result)},
-		{"payload", string(t.Payload)},
+		{"metadata", metadataText(t.Metadata)}, {"payload", string(t.Payload)},
 	} {
 		fmt.Fprintf(w, "%s:\t%s\n", row[0], row[1])
 	}
@@ -228,7 +230,49 @@ func stats(ctx context.Context, e *env, args []string) error {
 	for _, owner := range sortedKeys(st.RunningByWorker) {
 		fmt.Fprintf(w, "%s\t%d\n", owner, st.RunningByWorker[owner])
 	}
+	if len(st.Paused) > 0 {
+		fmt.Fprintln(w, "\nPAUSED TYPE\tSINCE")
+		for _, typ := range sortedKeys(st.Paused) {
+			fmt.Fprintf(w, "%s\t%s (%s ago)\n", typ, stamp(st.Paused[typ]), time.Since(st.Paused[typ]).Round(time.Second))
+		}
+	}
 	return w.Flush()
+}
+
+// pause stops every worker from claiming tasks of a type, and warns when
+// no live worker handles it (a typo, or a type not deployed yet).
+func pause(ctx context.Context, e *env, args []string) error {
+	pos, err := parse(newFlags("pause"), args, 1)
+	if err != nil {
+		return err
+	}
+	if err := e.client.Pause(ctx, pos[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "paused %s: no worker claims its tasks until leasectl resume %s; running ones finish\n", pos[0], pos[0])
+	live, err := e.client.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range live {
+		if _, ok := w.TaskLimits[pos[0]]; ok {
+			return nil
+		}
+	}
+	fmt.Fprintf(e.stdout, "note: none of the %d live workers handles %s\n", len(live), pos[0])
+	return nil
+}
+
+func resume(ctx context.Context, e *env, args []string) error {
+	pos, err := parse(newFlags("resume"), args, 1)
+	if err != nil {
+		return err
+	}
+	if err := e.client.Resume(ctx, pos[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "resumed %s: workers claim its tasks from their next poll\n", pos[0])
+	return nil
 }
 
 func workers(ctx context.Context, e *env, args []string) error {

@@ -11,33 +11,34 @@ import (
 // (omitted when unset), and the payload as JSON when it is JSON, else in
 // base64 under payload_base64.
 type taskJSON struct {
-	ID             runtime.TaskID  `json:"id"`
-	Type           string          `json:"type"`
-	Status         runtime.Status  `json:"status"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
-	PayloadBase64  []byte          `json:"payload_base64,omitempty"`
-	Priority       int             `json:"priority"`
-	AttemptsUsed   int             `json:"attempts_used"`
-	MaxAttempts    int             `json:"max_attempts"`
-	Attempt        int             `json:"attempt"`
-	OwnerID        string          `json:"owner_id,omitempty"`
-	IdempotencyKey string          `json:"idempotency_key,omitempty"`
-	LeaseOwner     string          `json:"lease_owner,omitempty"`
-	LeaseUntil     *time.Time      `json:"lease_until,omitempty"`
-	AvailableAt    *time.Time      `json:"available_at,omitempty"`
-	CreatedAt      *time.Time      `json:"created_at,omitempty"`
-	UpdatedAt      *time.Time      `json:"updated_at,omitempty"`
-	StartedAt      *time.Time      `json:"started_at,omitempty"`
-	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
-	Result         string          `json:"result,omitempty"`
-	LastError      string          `json:"last_error,omitempty"`
+	ID             runtime.TaskID    `json:"id"`
+	Type           string            `json:"type"`
+	Status         runtime.Status    `json:"status"`
+	Payload        json.RawMessage   `json:"payload,omitempty"`
+	PayloadBase64  []byte            `json:"payload_base64,omitempty"`
+	Priority       int               `json:"priority"`
+	AttemptsUsed   int               `json:"attempts_used"`
+	MaxAttempts    int               `json:"max_attempts"`
+	Attempt        int               `json:"attempt"`
+	OwnerID        string            `json:"owner_id,omitempty"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Metadata       map[string]string `json:"metadata,omitempty"`
+	LeaseOwner     string            `json:"lease_owner,omitempty"`
+	LeaseUntil     *time.Time        `json:"lease_until,omitempty"`
+	AvailableAt    *time.Time        `json:"available_at,omitempty"`
+	CreatedAt      *time.Time        `json:"created_at,omitempty"`
+	UpdatedAt      *time.Time        `json:"updated_at,omitempty"`
+	StartedAt      *time.Time        `json:"started_at,omitempty"`
+	FinishedAt     *time.Time        `json:"finished_at,omitempty"`
+	Result         string            `json:"result,omitempty"`
+	LastError      string            `json:"last_error,omitempty"`
 }
 
 func newTaskJSON(t runtime.TaskInfo) taskJSON {
 	out := taskJSON{
 		ID: t.ID, Type: t.Type, Status: t.Status, Priority: t.Priority,
 		AttemptsUsed: t.AttemptsUsed, MaxAttempts: t.MaxAttempts, Attempt: t.Attempt,
-		OwnerID: t.OwnerID, IdempotencyKey: t.IdempotencyKey, LeaseOwner: t.LeaseOwner,
+		OwnerID: t.OwnerID, IdempotencyKey: t.IdempotencyKey, Metadata: t.Metadata, LeaseOwner: t.LeaseOwner,
 		LeaseUntil: optionalTime(t.LeaseUntil), AvailableAt: optionalTime(t.AvailableAt),
 		CreatedAt: optionalTime(t.CreatedAt), UpdatedAt: optionalTime(t.UpdatedAt),
 		StartedAt: optionalTime(t.StartedAt), FinishedAt: optionalTime(t.FinishedAt),
@@ -64,6 +65,7 @@ type statsJSON struct {
 	Counts          []countJSON          `json:"counts"`
 	OldestQueued    map[string]time.Time `json:"oldest_queued"`
 	RunningByWorker map[string]int       `json:"running_by_worker"`
+	Paused          map[string]time.Time `json:"paused"`
 }
 
 // countJSON is the number of tasks of one type in one status.
@@ -74,7 +76,7 @@ type countJSON struct {
 }
 
 func newStatsJSON(st runtime.QueueStats) statsJSON {
-	out := statsJSON{Counts: []countJSON{}, OldestQueued: st.OldestQueued, RunningByWorker: st.RunningByWorker}
+	out := statsJSON{Counts: []countJSON{}, OldestQueued: st.OldestQueued, RunningByWorker: st.RunningByWorker, Paused: st.Paused}
 	for _, c := range st.Counts {
 		out.Counts = append(out.Counts, countJSON{c.Type, c.Status, c.Tasks})
 	}

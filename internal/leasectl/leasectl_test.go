@@ -98,7 +98,7 @@ func TestCommands(t *testing.T) {
 			engine := tg.engine()
 			client, err := runtime.NewClient(engine, runtime.ClientConfig{})
 			dbtest.Must(t, "client", err)
-			ok, _ := client.Enqueue(ctx, "ok", []byte(`{"n":1}`), runtime.WithOwner("alice"))
+			ok, _ := client.Enqueue(ctx, "ok", []byte(`{"n":1}`), runtime.WithOwner("alice"), runtime.WithMetadata(map[string]string{"req": "r-7", "a": "b"}))
 			bad, _ := client.Enqueue(ctx, "bad", nil, runtime.WithMaxAttempts(1))
 			later, _ := client.Enqueue(ctx, "ok", nil, runtime.WithDelay(time.Hour))
 			w, err := runtime.NewWorker(engine, runtime.Config{LeaseTimeout: time.Second, HeartbeatInterval: 200 * time.Millisecond, PollInterval: 50 * time.Millisecond})
@@ -110,6 +110,32 @@ func TestCommands(t *testing.T) {
 			waitFor(t, client, bad, runtime.StatusFailed)
 			code, out, _ = tg.ctl(t, "workers")
 			expect(t, "workers", code, 0, out, "WORKER", "HOST", "bad (none), ok (none)")
+			code, out, _ = tg.ctl(t, "pause", "ok")
+			expect(t, "pause a handled type", code, 0, out, "paused ok", "leasectl resume ok")
+			if strings.Contains(out, "note:") {
+				t.Errorf("pause of a type a live worker handles warned:\n%s", out)
+			}
+			code, out, _ = tg.ctl(t, "pause", "okk")
+			expect(t, "pause an unhandled type", code, 0, out, "paused okk", "note: none of the 1 live workers handles okk")
+			paused, _ := client.Enqueue(ctx, "ok", nil)
+			code, out, _ = tg.ctl(t, "stats")
+			expect(t, "stats while paused", code, 0, out, "PAUSED TYPE", "okk")
+			code, out, _ = tg.ctl(t, "stats", "-json")
+			var st map[string]any
+			if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || len(st["paused"].(map[string]any)) != 2 {
+				t.Errorf("stats -json while ok and okk are paused: exit %d, %v, %+v", code, err, st["paused"])
+			}
+			time.Sleep(300 * time.Millisecond) // six polls
+			if info, _ := client.Get(ctx, paused); info.Status != runtime.StatusQueued {
+				t.Errorf("a task of a paused type is %s, want QUEUED", info.Status)
+			}
+			for _, typ := range []string{"ok", "okk"} {
+				code, out, _ = tg.ctl(t, "resume", typ)
+				expect(t, "resume", code, 0, out, "resumed "+typ)
+			}
+			waitFor(t, client, paused, runtime.StatusSuccess)
+			code, _, stderr = tg.ctl(t, "pause", "a b")
+			expect(t, "pause a bad type", code, 1, stderr, "printable ASCII")
 			code, out, _ = tg.ctl(t, "workers", "-json")
 			var live []map[string]any
 			if err := json.Unmarshal([]byte(out), &live); code != 0 || err != nil || len(live) != 1 || live[0]["max_concurrency"] != 100.0 {
@@ -131,11 +157,14 @@ func TestCommands(t *testing.T) {
 			}
 			code, out, _ = tg.ctl(t, "show", id(ok), "-json")
 			var shown map[string]any
-			if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil || !cmp.Equal(shown["payload"], map[string]any{"n": 1.0}) || shown["owner_id"] != "alice" {
+			if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil || !cmp.Equal(shown["payload"], map[string]any{"n": 1.0}) || shown["owner_id"] != "alice" ||
+				!cmp.Equal(shown["metadata"], map[string]any{"req": "r-7", "a": "b"}) {
 				t.Errorf("show ID -json: exit %d, %v, %+v; want the payload as JSON and snake_case keys", code, err, shown)
 			}
 			code, out, _ = tg.ctl(t, "list", "-owner", "alice", "-type", "ok")
 			expect(t, "list by owner", code, 0, out, "alice")
+			code, out, _ = tg.ctl(t, "show", id(ok))
+			expect(t, "show metadata", code, 0, out, "metadata:", "a=b req=r-7")
 			code, out, _ = tg.ctl(t, "show", id(bad))
 			expect(t, "show", code, 0, out, "status:", "FAILED", "last error:", "disk full")
 			code, _, stderr = tg.ctl(t, "show", "999999")
@@ -151,7 +180,7 @@ func TestCommands(t *testing.T) {
 			code, out, _ = tg.ctl(t, "stats")
 			expect(t, "stats", code, 0, out, "TYPE", "STATUS", "bad", "QUEUED", "OLDEST QUEUED", "WORKER")
 			code, out, _ = tg.ctl(t, "purge", "-older-than", "0s")
-			expect(t, "purge", code, 0, out, "purged 2 finished tasks")
+			expect(t, "purge", code, 0, out, "purged 3 finished tasks")
 			if left, _ := client.List(ctx, runtime.Filter{}); len(left) != 1 || left[0].ID != bad {
 				t.Errorf("after purge: %d tasks left, want the requeued one", len(left))
 			}

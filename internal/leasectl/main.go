@@ -1,6 +1,7 @@
 // Package leasectl is the operator command for leasegen's task table: it
-// migrates the schema, lists, shows, cancels, retries and purges tasks, and
-// prints statistics, on MySQL/MariaDB or SQLite.
+// migrates the schema, lists, shows, cancels, retries and purges tasks,
+// pauses and resumes task types, and prints statistics, on MySQL/MariaDB
+// or SQLite.
 package leasectl
 
 import (
@@ -25,8 +26,10 @@ Commands:
   cancel ID                 cancel a queued task, or ask a running one to stop
   retry ID                  queue a failed or cancelled task again, with all its attempts
   purge -older-than DUR     delete finished tasks that finished longer ago (-batch N)
-  stats [-json]             tasks by type and status, oldest queued, running by worker
+  stats [-json]             tasks by type and status, oldest queued, running by worker, paused types
   workers [-json]           live workers: host, pid, start, slots and limits
+  pause TYPE                stop every worker from claiming tasks of TYPE (running ones finish)
+  resume TYPE               let workers claim tasks of TYPE again
 
 -create makes a new SQLite file; without it a FILE that does not exist is an
 error. Flags may come before or after a command's arguments. -json prints

@@ -81,3 +81,12 @@ func firstLine(s string, limit int) string {
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
+
+// metadataText shows a task's metadata as key=value pairs, sorted.
+func metadataText(md map[string]string) string {
+	pairs := make([]string, 0, len(md))
+	for _, k := range sortedKeys(md) {
+		pairs = append(pairs, k+"="+md[k])
+	}
+	return dash(strings.Join(pairs, " "))
+}

@@ -3,13 +3,13 @@
 -- A queued task is due when it becomes claimable, at its own priority.
 INSERT INTO leasegen_tasks (
   task_type, status, payload, priority, due_priority, available_at, due_at,
-  max_attempts, owner_id, idempotency_key, created_at, updated_at
+  max_attempts, owner_id, idempotency_key, metadata, created_at, updated_at
 ) VALUES (
   sqlc.arg(task_type), 'QUEUED', sqlc.arg(payload), sqlc.arg(priority), sqlc.arg(priority),
   COALESCE(sqlc.narg(run_at), NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
   COALESCE(sqlc.narg(run_at), NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
   sqlc.arg(max_attempts), sqlc.arg(owner_id), sqlc.narg(idempotency_key),
-  NOW(3), NOW(3)
+  sqlc.narg(metadata), NOW(3), NOW(3)
 )
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id);
 
@@ -45,7 +45,10 @@ GROUP BY task_type;
 -- its priority and its due_at its available_at). It locks nothing, so it
 -- steps over the index entries that recent claims left for purge at the
 -- head of the queue at a fraction of what a locking read pays for each.
--- excluded names tasks an earlier round could not lock.
+-- excluded names tasks an earlier round could not lock. task_types leaves
+-- out the paused types (PausedTypeNames, read first in the claim's
+-- transaction): MariaDB would look up every scanned row in
+-- leasegen_paused_types, about 8% of a claim's time.
 SELECT id FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND task_type IN (sqlc.slice(task_types))
@@ -60,7 +63,7 @@ LIMIT ?;
 -- the claim starts their lease, so no read-back is needed after the
 -- UPDATE. A task claimed since the scan no longer matches.
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, NOW(3) AS claimed_at
+       max_attempts, owner_id, idempotency_key, metadata, NOW(3) AS claimed_at
 FROM leasegen_tasks FORCE INDEX (PRIMARY)
 WHERE id IN (sqlc.slice(ids))
   AND status = 'QUEUED'
@@ -234,12 +237,13 @@ LIMIT ?;
 
 -- name: TaskClaimable :one
 -- The idle poll: one look into leasegen_tasks_due, no lock, no
--- transaction.
+-- transaction. Paused types do not count.
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
-    AND task_type IN (sqlc.slice(task_types))
+    AND leasegen_tasks.task_type IN (sqlc.slice(task_types))
     AND due_at <= NOW(3)
+    AND leasegen_tasks.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
 ) AS claimable;
 
 -- name: TaskLeasesExpired :one

@@ -8,12 +8,12 @@
 -- A queued task is due when it becomes claimable.
 INSERT INTO leasegen_tasks (
   task_type, status, payload, priority, available_at, due_at, max_attempts,
-  owner_id, idempotency_key, created_at, updated_at
+  owner_id, idempotency_key, metadata, created_at, updated_at
 ) VALUES (
   sqlc.arg(task_type), 'QUEUED', sqlc.arg(payload), sqlc.arg(priority),
   COALESCE(sqlc.narg(run_at_ms), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms)),
   COALESCE(sqlc.narg(run_at_ms), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms)),
-  sqlc.arg(max_attempts), sqlc.arg(owner_id), sqlc.narg(idempotency_key),
+  sqlc.arg(max_attempts), sqlc.arg(owner_id), sqlc.narg(idempotency_key), sqlc.narg(metadata),
   (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 )
 ON CONFLICT (task_type, idempotency_key) DO UPDATE SET id = id
@@ -49,13 +49,14 @@ GROUP BY task_type;
 -- the write lock (WAL readers never wait) and then, under the lock, claims
 -- those still queued at the attempt seen here (claimTakeSQL); a claim under
 -- limits reads them in the write transaction that counted the running
--- tasks, and marks them (TaskClaimMark).
+-- tasks, and marks them (TaskClaimMark). Paused types are skipped.
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
+       max_attempts, owner_id, idempotency_key, metadata, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
-  AND task_type IN (sqlc.slice(task_types))
+  AND leasegen_tasks.task_type IN (sqlc.slice(task_types))
   AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND leasegen_tasks.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
 ORDER BY priority DESC, due_at, id
 LIMIT ?;
 
@@ -201,11 +202,13 @@ WHERE id IN (
 
 -- name: TaskClaimable :one
 -- The idle poll: one look into leasegen_tasks_queue, outside the write lock.
+-- Paused types do not count.
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
-    AND task_type IN (sqlc.slice(task_types))
+    AND leasegen_tasks.task_type IN (sqlc.slice(task_types))
     AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    AND leasegen_tasks.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
 ) AS claimable;
 
 -- name: TaskLeasesExpired :one

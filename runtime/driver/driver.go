@@ -83,11 +83,12 @@ type Driver interface {
 	// otherwise does nothing.
 	EnsureLimits(ctx context.Context, scopes []string) error
 	// Claimable reports, without locking anything, whether a task of types
-	// could be claimed now.
+	// could be claimed now (paused types do not count).
 	Claimable(ctx context.Context, types []string) (bool, error)
-	// Claim takes up to req.Max due tasks of req.Types, in priority, then
-	// due time, then id order, never more than the free slots of a limit
-	// (counted exactly, against every worker's running tasks): each
+	// Claim takes up to req.Max due tasks of req.Types that are not
+	// paused (SetPaused), in priority, then due time, then id order, never
+	// more than the free slots of a limit (counted exactly, against every
+	// worker's running tasks): each
 	// becomes RUNNING under req.Owner's lease (LeaseFor its type) at one
 	// more attempt. Two concurrent claims never take the same task.
 	Claim(ctx context.Context, req ClaimRequest) ([]ClaimedTask, error)
@@ -129,8 +130,13 @@ type Driver interface {
 	// olderThan ago and returns how many it deleted.
 	PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error)
 	// Stats counts the tasks by type and status, with the oldest queued
-	// task per type and the running tasks per lease owner.
+	// task per type, the running tasks per lease owner and the paused
+	// types.
 	Stats(ctx context.Context) (leasetype.QueueStats, error)
+	// SetPaused pauses taskType, or resumes it, for every worker, durably,
+	// and reports whether that changed its state. Claim and Claimable skip
+	// the tasks of a paused type; running ones are not touched.
+	SetPaused(ctx context.Context, taskType string, paused bool) (bool, error)
 
 	// RegisterWorker deletes the rows of dead workers and inserts r's row,
 	// under a lock all starting workers take, unless admit, called with
@@ -172,6 +178,7 @@ type NewTask struct {
 	MaxAttempts int
 	OwnerID     string
 	Key         string // empty: none
+	Metadata    []byte // leasetype.EncodeMetadata's JSON object; nil: none
 }
 
 // LeaseFor returns the lease of taskType.
@@ -211,6 +218,7 @@ type ClaimedTask struct {
 	MaxAttempts    int
 	OwnerID        string
 	IdempotencyKey string
+	Metadata       []byte    // as NewTask stored it
 	StartedAt      time.Time // when the claim read it, on the database's clock
 }
 

@@ -51,6 +51,7 @@ type TaskInfo struct {
 	LeaseUntil     time.Time // zero when no lease is held
 	OwnerID        string
 	IdempotencyKey string
+	Metadata       map[string]string // from the enqueue (WithMetadata); nil when none
 	LastError      string
 	Result         string
 	CreatedAt      time.Time
@@ -80,6 +81,7 @@ type QueueStats struct {
 	Counts          []TypeStatusCount    // every (type, status) with tasks
 	OldestQueued    map[string]time.Time // per type: the earliest available_at of its queued tasks
 	RunningByWorker map[string]int       // lease owner -> running tasks
+	Paused          map[string]time.Time // paused task type -> when it was paused
 }
 
 // WorkerInfo is a live worker, as its row in leasegen_workers shows it.

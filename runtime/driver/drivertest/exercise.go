@@ -117,6 +117,10 @@ var bundleCases = []struct {
 	{"ShortLeaseKeepsItsLease", testShortLeaseKeepsItsLease},
 	{"WorkOne", testWorkOne},
 	{"ClientWait", testClientWait},
+	{"MetadataReachesHandler", testMetadataReachesHandler},
+	{"UnreadableMetadataFailsTask", testUnreadableMetadataFailsTask},
+	{"PauseSkipsClaims", testPauseSkipsClaims},
+	{"PausedTypeWaitsForResume", testPausedTypeWaitsForResume},
 }
 
 // harnessCases set up their databases themselves.

@@ -33,6 +33,9 @@ func testEnqueueRejectsBadInput(t *testing.T, b *Bundle) {
 		"run-at in year 10000": {"a", []runtime.EnqueueOption{runtime.WithRunAt(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))}, "run-at"},
 		"delay of 200 years":   {"a", []runtime.EnqueueOption{runtime.WithDelay(200 * 365 * 24 * time.Hour)}, "delay must be in"},
 		"unique with no key":   {"a", []runtime.EnqueueOption{runtime.WithUniqueKey("")}, "is unique, so its key must not be empty"},
+		"metadata empty key":   {"a", []runtime.EnqueueOption{runtime.WithMetadata(map[string]string{"": "v"})}, "metadata: keys must be non-empty"},
+		"metadata not UTF-8":   {"a", []runtime.EnqueueOption{runtime.WithMetadata(map[string]string{"k": "v\xff"})}, "valid UTF-8"},
+		"metadata of 17 KiB":   {"a", []runtime.EnqueueOption{runtime.WithMetadata(map[string]string{"k": strings.Repeat("v", 17<<10)})}, "metadata is 17"},
 	}
 	for name, c := range bad {
 		_, err := b.Client.Enqueue(bg, c.typ, []byte(`{}`), c.opts...)

@@ -74,6 +74,12 @@ type mysqlClaimSource struct {
 	tx *sql.Tx
 }
 
+// PausedTypes reads the paused types: a plain read, so a Pause that
+// commits while the claim runs takes effect at the next claim.
+func (c mysqlClaimSource) PausedTypes(ctx context.Context) ([]string, error) {
+	return c.s.q.PausedTypeNames(ctx, c.tx)
+}
+
 // LockLimits locks the limit rows; the worker created them at start.
 func (c mysqlClaimSource) LockLimits(ctx context.Context, scopes []string) error {
 	locked, err := c.s.q.LimitLock(ctx, c.tx, mysqldb.LimitLockParams{Scopes: scopes})
@@ -126,6 +132,7 @@ func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit 
 					ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 					AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+					Metadata: sqlbuild.NullBytes(r.Metadata),
 				},
 				ClaimedAt: r.ClaimedAt,
 			})

@@ -23,10 +23,10 @@ const (
 
 // insertRowSQL is one row of the hand-written multi-row INSERT; it matches
 // the columns and expressions of the TaskInsert query.
-const insertRowSQL = `(?, 'QUEUED', ?, ?, ?, COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND), COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND), ?, ?, ?, NOW(3), NOW(3))`
+const insertRowSQL = `(?, 'QUEUED', ?, ?, ?, COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND), COALESCE(?, NOW(3) + INTERVAL ? MICROSECOND), ?, ?, ?, ?, NOW(3), NOW(3))`
 
 const insertHeadSQL = `INSERT INTO leasegen_tasks (task_type, status, payload, priority, due_priority, available_at,
-  due_at, max_attempts, owner_id, idempotency_key, created_at, updated_at) VALUES `
+  due_at, max_attempts, owner_id, idempotency_key, metadata, created_at, updated_at) VALUES `
 
 // Insert stores tasks and returns their ids in order; a task whose
 // (type, idempotency key) exists gets the existing id. A batch is atomic: it
@@ -141,7 +141,7 @@ func (s *store) insertEach(ctx context.Context, q driver.DBTX, tasks []driver.Ne
 func multiRowInsert(tasks []driver.NewTask) (string, []any) {
 	var b strings.Builder
 	b.WriteString(insertHeadSQL)
-	args := make([]any, 0, 11*len(tasks))
+	args := make([]any, 0, 12*len(tasks))
 	for i, t := range tasks {
 		if i > 0 {
 			b.WriteByte(',')
@@ -149,7 +149,7 @@ func multiRowInsert(tasks []driver.NewTask) (string, []any) {
 		b.WriteString(insertRowSQL)
 		p := insertParams(t)
 		args = append(args, p.TaskType, p.Payload, p.Priority, p.Priority, p.RunAt, p.DelayUs, p.RunAt, p.DelayUs,
-			p.MaxAttempts, p.OwnerID, p.IdempotencyKey)
+			p.MaxAttempts, p.OwnerID, p.IdempotencyKey, p.Metadata)
 	}
 	return b.String(), args
 }
@@ -164,6 +164,7 @@ func insertParams(t driver.NewTask) mysqldb.TaskInsertParams {
 		MaxAttempts:    int32(t.MaxAttempts),
 		OwnerID:        t.OwnerID,
 		IdempotencyKey: sqlbuild.NullString(t.Key),
+		Metadata:       sqlbuild.NullString(string(t.Metadata)),
 	}
 }
 

@@ -23,6 +23,7 @@ var leastPrivilegeGrants = []string{
 	"GRANT SELECT, INSERT, UPDATE ON %s.leasegen_limits TO %s",
 	"GRANT SELECT, INSERT ON %s.leasegen_idempotency_keys TO %s",
 	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_workers TO %s",
+	"GRANT SELECT, INSERT, DELETE ON %s.leasegen_paused_types TO %s",
 	"GRANT SELECT ON %s.leasegen_schema_migrations TO %s",
 }
 
@@ -57,6 +58,8 @@ func TestLeastPrivilegeUser(t *testing.T) {
 	id, err := b.Client.Enqueue(bg, "pay", []byte("order-1"))
 	dbtest.Must(t, "enqueue", err)
 	b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second)
+	dbtest.Must(t, "pause as the worker user", b.Client.Pause(bg, "pay"))
+	dbtest.Must(t, "resume as the worker user", b.Client.Resume(bg, "pay"))
 
 	// A pending migration needs schema privileges, and says so.
 	_, err = admin.Exec("DELETE FROM leasegen_schema_migrations WHERE version = 2")

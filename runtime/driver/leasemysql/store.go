@@ -143,7 +143,7 @@ func (s *store) Get(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInf
 	if err != nil {
 		return leasetype.TaskInfo{}, fmt.Errorf("leasegen: get task %d: %w", id, err)
 	}
-	return taskInfoFromRow(row), nil
+	return taskInfoFromRow(row)
 }
 
 func (s *store) ListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error) {
@@ -155,11 +155,7 @@ func (s *store) ListByOwner(ctx context.Context, owner string, statuses []leaset
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: list tasks of owner %q: %w", owner, err)
 	}
-	infos := make([]leasetype.TaskInfo, len(rows))
-	for i, row := range rows {
-		infos[i] = taskInfoFromRow(row)
-	}
-	return infos, nil
+	return sqlbuild.TaskInfos(rows, taskInfoFromRow)
 }
 
 func (s *store) RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, error) {
@@ -170,9 +166,13 @@ func (s *store) RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, e
 	return n > 0, nil
 }
 
-func taskInfoFromRow(r mysqldb.LeasegenTask) leasetype.TaskInfo {
+func taskInfoFromRow(r mysqldb.LeasegenTask) (leasetype.TaskInfo, error) {
 	status := leasetype.Status(r.Status)
 	leaseUntil, finishedAt := sqlbuild.DueTimes(status, r.DueAt)
+	metadata, err := leasetype.DecodeMetadata([]byte(r.Metadata.String))
+	if err != nil {
+		return leasetype.TaskInfo{}, fmt.Errorf("task %d: %w", r.ID, err)
+	}
 	return leasetype.TaskInfo{
 		ID:             leasetype.TaskID(r.ID),
 		Type:           r.TaskType,
@@ -187,13 +187,14 @@ func taskInfoFromRow(r mysqldb.LeasegenTask) leasetype.TaskInfo {
 		LeaseUntil:     leaseUntil,
 		OwnerID:        r.OwnerID,
 		IdempotencyKey: r.IdempotencyKey.String,
+		Metadata:       metadata,
 		LastError:      r.LastError.String,
 		Result:         r.Result.String,
 		CreatedAt:      r.CreatedAt,
 		UpdatedAt:      r.UpdatedAt,
 		StartedAt:      fromMySQLStartedAt(r.StartedAt),
 		FinishedAt:     finishedAt,
-	}
+	}, nil
 }
 
 // neverStarted is started_at before a task's first claim: the column is

@@ -17,11 +17,7 @@ func (s *store) List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskI
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: list tasks: %w", err)
 	}
-	infos := make([]leasetype.TaskInfo, len(rows))
-	for i, r := range rows {
-		infos[i] = taskInfoFromSQLite(r)
-	}
-	return infos, nil
+	return sqlbuild.TaskInfos(rows, taskInfoFromSQLite)
 }
 
 func (s *store) RetryTask(ctx context.Context, id leasetype.TaskID) (bool, error) {
@@ -63,13 +59,19 @@ func (s *store) Stats(ctx context.Context) (leasetype.QueueStats, error) {
 	if err != nil {
 		return leasetype.QueueStats{}, fmt.Errorf("leasegen: running tasks by worker: %w", err)
 	}
-	return sqlbuild.AssembleQueueStats(counts, oldest, running,
+	paused, err := s.pausedTypes(ctx)
+	if err != nil {
+		return leasetype.QueueStats{}, err
+	}
+	st := sqlbuild.AssembleQueueStats(counts, oldest, running,
 		func(c sqlitedb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
 			return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
 		},
 		func(o sqlitedb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, fromMillis(o.Oldest) },
 		func(r sqlitedb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) },
-	), nil
+	)
+	st.Paused = paused
+	return st, nil
 }
 
 func (s *store) MigrationStatus(ctx context.Context) (map[int]time.Time, error) {

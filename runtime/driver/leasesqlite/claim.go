@@ -155,6 +155,10 @@ type sqliteClaimSource struct {
 // LockLimits has nothing to lock: the claim already holds the write lock.
 func (sqliteClaimSource) LockLimits(context.Context, []string) error { return nil }
 
+// PausedTypes is nil: TaskClaimScan leaves paused types out itself (SQLite
+// reads the subquery once per statement).
+func (sqliteClaimSource) PausedTypes(context.Context) ([]string, error) { return nil, nil }
+
 func (c sqliteClaimSource) RunningByType(ctx context.Context) (map[string]int, error) {
 	rows, err := c.s.q.TaskCountRunning(ctx, c.conn)
 	if err != nil {
@@ -186,6 +190,7 @@ func scannedCandidate(r sqlitedb.TaskClaimScanRow) sqlbuild.Candidate {
 			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 			AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+			Metadata: sqlbuild.NullBytes(r.Metadata),
 		},
 		ClaimedAt: fromMillis(r.ScannedAt),
 	}

@@ -61,6 +61,7 @@ func (s *store) insertEach(ctx context.Context, q driver.DBTX, tasks []driver.Ne
 			TaskType: t.Type, Payload: t.Payload, Priority: int64(t.Priority),
 			RunAtMs: runAt, DelayMs: millis(t.Delay), MaxAttempts: int64(t.MaxAttempts),
 			OwnerID: t.OwnerID, IdempotencyKey: sqlbuild.NullString(t.Key),
+			Metadata: sqlbuild.NullString(string(t.Metadata)),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("leasegen: enqueue %s: %w", t.Type, err)

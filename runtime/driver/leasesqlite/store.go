@@ -210,7 +210,7 @@ func (s *store) Get(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInf
 	if err != nil {
 		return leasetype.TaskInfo{}, fmt.Errorf("leasegen: get task %d: %w", id, err)
 	}
-	return taskInfoFromSQLite(row), nil
+	return taskInfoFromSQLite(row)
 }
 
 func (s *store) ListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error) {
@@ -220,11 +220,7 @@ func (s *store) ListByOwner(ctx context.Context, owner string, statuses []leaset
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: list tasks of owner %q: %w", owner, err)
 	}
-	infos := make([]leasetype.TaskInfo, len(rows))
-	for i, row := range rows {
-		infos[i] = taskInfoFromSQLite(row)
-	}
-	return infos, nil
+	return sqlbuild.TaskInfos(rows, taskInfoFromSQLite)
 }
 
 func (s *store) RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, error) {
@@ -243,9 +239,13 @@ func (s *store) RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, e
 // EnsureLimits has nothing to create: the write lock serializes claims.
 func (s *store) EnsureLimits(context.Context, []string) error { return nil }
 
-func taskInfoFromSQLite(r sqlitedb.LeasegenTask) leasetype.TaskInfo {
+func taskInfoFromSQLite(r sqlitedb.LeasegenTask) (leasetype.TaskInfo, error) {
 	status := leasetype.Status(r.Status)
 	leaseUntil, finishedAt := sqlbuild.DueTimes(status, fromMillis(r.DueAt))
+	metadata, err := leasetype.DecodeMetadata([]byte(r.Metadata.String))
+	if err != nil {
+		return leasetype.TaskInfo{}, fmt.Errorf("task %d: %w", r.ID, err)
+	}
 	return leasetype.TaskInfo{
 		ID:             leasetype.TaskID(r.ID),
 		Type:           r.TaskType,
@@ -260,13 +260,14 @@ func taskInfoFromSQLite(r sqlitedb.LeasegenTask) leasetype.TaskInfo {
 		LeaseUntil:     leaseUntil,
 		OwnerID:        r.OwnerID,
 		IdempotencyKey: r.IdempotencyKey.String,
+		Metadata:       metadata,
 		LastError:      r.LastError.String,
 		Result:         r.Result.String,
 		CreatedAt:      fromMillis(r.CreatedAt),
 		UpdatedAt:      fromMillis(r.UpdatedAt),
 		StartedAt:      fromNullMillis(r.StartedAt),
 		FinishedAt:     finishedAt,
-	}
+	}, nil
 }
 
 // sqliteDialect is how SQLite writes the grouped statements.

@@ -33,6 +33,9 @@ const ClaimRounds = 3
 
 // ClaimSource is what planClaim reads inside an engine's claim transaction.
 type ClaimSource interface {
+	// PausedTypes lists the paused task types that Candidates must not be
+	// asked for; nil when Candidates leaves paused types out itself.
+	PausedTypes(ctx context.Context) ([]string, error)
 	// LockLimits serializes the claimers of limited scopes until commit.
 	LockLimits(ctx context.Context, scopes []string) error
 	RunningByType(ctx context.Context) (map[string]int, error)
@@ -40,13 +43,24 @@ type ClaimSource interface {
 	Candidates(ctx context.Context, types []string, limit int) ([]Candidate, error)
 }
 
-// PlanClaim picks the tasks a claim takes. Without limits that is one
-// candidate query over all of the worker's types. With limits it locks the
-// limit scopes first, so the running counts it reads cannot change until the
-// claim commits; each limited type then gets its own query bounded by its
-// free slots, the unlimited types share one, and the merged candidates are
-// cut to the claim's order and the global limit's free slots.
+// PlanClaim picks the tasks a claim takes, of the types that are not
+// paused. Without limits that is one candidate query over all of those
+// types. With limits it locks the limit scopes first, so the running
+// counts it reads cannot change until the claim commits; each limited type
+// then gets its own query bounded by its free slots, the unlimited types
+// share one, and the merged candidates are cut to the claim's order and
+// the global limit's free slots.
 func PlanClaim(ctx context.Context, src ClaimSource, req driver.ClaimRequest) ([]Candidate, error) {
+	paused, err := src.PausedTypes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(paused) > 0 {
+		req.Types = slices.DeleteFunc(slices.Clone(req.Types), func(t string) bool { return slices.Contains(paused, t) })
+		if len(req.Types) == 0 {
+			return nil, nil
+		}
+	}
 	scopes := req.LimitScopes()
 	if len(scopes) == 0 {
 		return src.Candidates(ctx, req.Types, req.Max)

@@ -17,6 +17,14 @@ func NullString(s string) sql.NullString {
 	return sql.NullString{String: s, Valid: s != ""}
 }
 
+// NullBytes is a nullable text column's bytes, nil for NULL.
+func NullBytes(s sql.NullString) []byte {
+	if !s.Valid {
+		return nil
+	}
+	return []byte(s.String)
+}
+
 // WithRetry runs op, again after an error that conflict accepts (a
 // deadlock, a lock wait that timed out), up to three times. Only for
 // operations that own their transaction.

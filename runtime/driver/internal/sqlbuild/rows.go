@@ -28,6 +28,20 @@ func LeaseHolder(status leasetype.Status, owner string) string {
 	return owner
 }
 
+// TaskInfos converts rows with info, failing on the first row it cannot
+// read.
+func TaskInfos[R any](rows []R, info func(R) (leasetype.TaskInfo, error)) ([]leasetype.TaskInfo, error) {
+	infos := make([]leasetype.TaskInfo, len(rows))
+	for i, r := range rows {
+		var err error
+		if infos[i], err = info(r); err != nil {
+			return nil, err
+		}
+	}
+	return infos, nil
+}
+
+// StatusStrings converts statuses for a query's slice argument.
 func StatusStrings(statuses []leasetype.Status) []string {
 	out := make([]string, len(statuses))
 	for i, s := range statuses {

@@ -20,6 +20,11 @@ type LeasegenLimit struct {
 	Scope string
 }
 
+type LeasegenPausedType struct {
+	TaskType string
+	PausedAt time.Time
+}
+
 type LeasegenTask struct {
 	ID             int64
 	TaskType       string
@@ -40,6 +45,7 @@ type LeasegenTask struct {
 	DueAt          time.Time
 	LeaseOwner     string
 	StartedAt      time.Time
+	Metadata       sql.NullString
 }
 
 type LeasegenWorker struct {

@@ -15,6 +15,11 @@ type LeasegenIdempotencyKey struct {
 	CreatedAt int64
 }
 
+type LeasegenPausedType struct {
+	TaskType string
+	PausedAt int64
+}
+
 type LeasegenTask struct {
 	ID             int64
 	TaskType       string
@@ -34,6 +39,7 @@ type LeasegenTask struct {
 	UpdatedAt      int64
 	StartedAt      sql.NullInt64
 	DueAt          int64
+	Metadata       sql.NullString
 }
 
 type LeasegenWorker struct {

@@ -68,11 +68,12 @@ func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkP
 
 const taskClaimScan = `-- name: TaskClaimScan :many
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
+       max_attempts, owner_id, idempotency_key, metadata, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
-  AND task_type IN (/*SLICE:task_types*/?)
+  AND leasegen_tasks.task_type IN (/*SLICE:task_types*/?)
   AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+  AND leasegen_tasks.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
 ORDER BY priority DESC, due_at, id
 LIMIT ?
 `
@@ -93,6 +94,7 @@ type TaskClaimScanRow struct {
 	MaxAttempts    int64
 	OwnerID        string
 	IdempotencyKey sql.NullString
+	Metadata       sql.NullString
 	ScannedAt      int64
 }
 
@@ -101,7 +103,7 @@ type TaskClaimScanRow struct {
 // the write lock (WAL readers never wait) and then, under the lock, claims
 // those still queued at the attempt seen here (claimTakeSQL); a claim under
 // limits reads them in the write transaction that counted the running
-// tasks, and marks them (TaskClaimMark).
+// tasks, and marks them (TaskClaimMark). Paused types are skipped.
 func (q *Queries) TaskClaimScan(ctx context.Context, db DBTX, arg TaskClaimScanParams) ([]TaskClaimScanRow, error) {
 	query := taskClaimScan
 	var queryParams []interface{}
@@ -133,6 +135,7 @@ func (q *Queries) TaskClaimScan(ctx context.Context, db DBTX, arg TaskClaimScanP
 			&i.MaxAttempts,
 			&i.OwnerID,
 			&i.IdempotencyKey,
+			&i.Metadata,
 			&i.ScannedAt,
 		); err != nil {
 			return nil, err
@@ -152,8 +155,9 @@ const taskClaimable = `-- name: TaskClaimable :one
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
-    AND task_type IN (/*SLICE:task_types*/?)
+    AND leasegen_tasks.task_type IN (/*SLICE:task_types*/?)
     AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+    AND leasegen_tasks.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
 ) AS claimable
 `
 
@@ -162,6 +166,7 @@ type TaskClaimableParams struct {
 }
 
 // The idle poll: one look into leasegen_tasks_queue, outside the write lock.
+// Paused types do not count.
 func (q *Queries) TaskClaimable(ctx context.Context, db DBTX, arg TaskClaimableParams) (bool, error) {
 	query := taskClaimable
 	var queryParams []interface{}
@@ -325,7 +330,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 }
 
 const taskGet = `-- name: TaskGet :one
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at FROM leasegen_tasks WHERE id = ?
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata FROM leasegen_tasks WHERE id = ?
 `
 
 type TaskGetParams struct {
@@ -354,6 +359,7 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.UpdatedAt,
 		&i.StartedAt,
 		&i.DueAt,
+		&i.Metadata,
 	)
 	return i, err
 }
@@ -362,12 +368,12 @@ const taskInsert = `-- name: TaskInsert :one
 
 INSERT INTO leasegen_tasks (
   task_type, status, payload, priority, available_at, due_at, max_attempts,
-  owner_id, idempotency_key, created_at, updated_at
+  owner_id, idempotency_key, metadata, created_at, updated_at
 ) VALUES (
   ?1, 'QUEUED', ?2, ?3,
   COALESCE(?4, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?5),
   COALESCE(?4, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?5),
-  ?6, ?7, ?8,
+  ?6, ?7, ?8, ?9,
   (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 )
 ON CONFLICT (task_type, idempotency_key) DO UPDATE SET id = id
@@ -383,6 +389,7 @@ type TaskInsertParams struct {
 	MaxAttempts    int64
 	OwnerID        string
 	IdempotencyKey sql.NullString
+	Metadata       sql.NullString
 }
 
 // The database's clock is (SELECT CAST(unixepoch('subsec') * 1000 AS
@@ -401,6 +408,7 @@ func (q *Queries) TaskInsert(ctx context.Context, db DBTX, arg TaskInsertParams)
 		arg.MaxAttempts,
 		arg.OwnerID,
 		arg.IdempotencyKey,
+		arg.Metadata,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -424,7 +432,7 @@ func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) 
 }
 
 const taskList = `-- name: TaskList :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata FROM leasegen_tasks
 WHERE (?1 = '' OR status = ?1)
   AND (?2 = '' OR task_type = ?2)
   AND (?3 = '' OR owner_id = ?3)
@@ -475,6 +483,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.UpdatedAt,
 			&i.StartedAt,
 			&i.DueAt,
+			&i.Metadata,
 		); err != nil {
 			return nil, err
 		}
@@ -490,7 +499,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 }
 
 const taskListByOwner = `-- name: TaskListByOwner :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata FROM leasegen_tasks
 WHERE owner_id = ? AND status IN (/*SLICE:statuses*/?)
 ORDER BY created_at DESC, id DESC
 LIMIT ?
@@ -543,6 +552,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.UpdatedAt,
 			&i.StartedAt,
 			&i.DueAt,
+			&i.Metadata,
 		); err != nil {
 			return nil, err
 		}
