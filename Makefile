@@ -15,6 +15,9 @@ FUZZTIME ?= 10s
 
 # Packages outside ./... : the example service and the golden cases.
 TESTDATA := ./testdata/example/... ./testdata/golden/...
+# Adapters with libraries of their own, each a module of its own so that
+# those libraries stay out of a service's module graph.
+CONTRIB := contrib/leaseotel
 # Packages with tests on a MySQL server.
 MYSQL_PKGS := ./runtime/driver/leasemysql/ ./metrics/ ./internal/leasectl/ ./internal/engines/ ./cmd/leasegen-bench/ ./testdata/example/billing/
 # Sets LEASEGEN_MYSQL_DSN to Oracle MySQL 9.7, building and starting it when
@@ -28,6 +31,7 @@ generate: ## regenerate sqlc's code and the example service's leasegen code
 
 check: ## fail when generated code (sqlc, leasegen) is stale or go.mod is not tidy
 	$(GO) mod tidy -diff
+	@for m in $(CONTRIB); do (cd $$m && $(GO) mod tidy -diff) || exit 1; done
 	$(SQLC) diff
 	scripts/sqlc-outputs.sh
 	cd testdata/example/billing && $(GO) run ../../../cmd/leasegen -check -schema schema.sql -alerts alerts.yml -dashboard dashboard.json -testhelpers
@@ -36,9 +40,12 @@ lint: ## gofmt, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./... $(TESTDATA)
 	$(STATICCHECK) ./... ./testdata/example/...
+	@bin=$$(mktemp -d) && $(GO) build -modfile=tools.mod -o $$bin/staticcheck honnef.co/go/tools/cmd/staticcheck && \
+	for m in $(CONTRIB); do (cd $$m && $(GO) vet ./... && $$bin/staticcheck ./...) || exit 1; done; rm -rf $$bin
 
 test: ## all tests; MySQL ones on the local MariaDB when it runs (CI=true starts it)
 	@$(MYSQL_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
+	@for m in $(CONTRIB); do (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
 test-mysql97: ## the MySQL-engine tests again, on Oracle MySQL 9.7 (127.0.0.1:3307, built by scripts/mysql97.sh)
 	@$(MYSQL97_ENV); $(GO) test -count=1 -timeout 15m $(MYSQL_PKGS)
@@ -48,6 +55,7 @@ mysql97: ## build (once) and start Oracle MySQL 9.7 on 127.0.0.1:3307 for tests,
 
 test-short: ## tests without the long concurrency and kill -9 runs
 	@$(MYSQL_ENV); $(GO) test -count=1 -short ./... $(TESTDATA)
+	@for m in $(CONTRIB); do (cd $$m && $(GO) test -count=1 -short ./...) || exit 1; done
 
 demo: ## the demo: three worker processes, a kill -9, on an embedded SQLite file
 	$(GO) run ./cmd/leasegen-demo

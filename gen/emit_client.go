@@ -6,8 +6,8 @@ import (
 	"github.com/dave/jennifer/jen"
 )
 
-// emitClient writes the typed Client, its Enqueuer interface and, per
-// task, EnqueueX, EnqueueXTx, EnqueueXBatch, EnqueueXBatchTx and the
+// emitClient writes the typed Client, its Enqueuer interface, Wait and,
+// per task, EnqueueX, EnqueueXTx, EnqueueXBatch, EnqueueXBatchTx and the
 // request builder.
 func emitClient(p *Package) []jen.Code {
 	code := []jen.Code{
@@ -21,11 +21,24 @@ func emitClient(p *Package) []jen.Code {
 		emitEnqueuer(p),
 		// var _ Enqueuer = (*Client)(nil)
 		jen.Var().Id("_").Id("Enqueuer").Op("=").Parens(jen.Op("*").Id("Client")).Call(jen.Nil()),
+		emitWait(),
 	}
 	for _, t := range p.Tasks {
 		code = append(code, emitEnqueue(t), emitEnqueueTx(t), emitEnqueueBatch(t), emitEnqueueBatchTx(t), emitRequest(t))
 	}
 	return code
+}
+
+// emitWait writes Client.Wait, so that a service holding the typed client
+// needs no other to wait for a task. Results are strings, so a form per
+// task would add nothing.
+func emitWait() jen.Code {
+	id := jen.Id("id").Qual(runtimePath, "TaskID")
+	return jen.Comment("Wait blocks until task id is finished and returns it with its result or").Line().
+		Comment("last error (runtime.Client.Wait).").Line().
+		Func().Params(clientReceiver()).Id("Wait").Params(ctxParam(), id).
+		Params(jen.Qual(runtimePath, "TaskInfo"), jen.Error()).
+		Block(jen.Return(jen.Id("c").Dot("rt").Dot("Wait").Call(jen.Id("ctx"), jen.Id("id"))))
 }
 
 // enqueueSignatures lists the three enqueue methods of t as interface

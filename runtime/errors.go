@@ -93,6 +93,13 @@ func Snooze(d time.Duration) error {
 	return &snoozeError{after: max(d, 0)}
 }
 
+// IsSnooze reports whether err was made by Snooze: the task runs again
+// later without using an attempt.
+func IsSnooze(err error) bool {
+	var s *snoozeError
+	return errors.As(err, &s)
+}
+
 // ErrUnavailable reports that the database could not be reached or dropped
 // the connection before the call's statement was sent: nothing was written
 // (enqueues are atomic), and calling again later is safe. A connection lost

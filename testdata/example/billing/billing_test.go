@@ -94,7 +94,7 @@ func (b *bundle) wait(t *testing.T, ids ...runtime.TaskID) {
 	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
 	defer cancel()
 	for _, id := range ids {
-		info, err := b.rt.Wait(ctx, id)
+		info, err := b.client.Wait(ctx, id) // the generated client's Wait
 		dbtest.Must(t, "wait", err)
 		if info.Status != runtime.StatusSuccess {
 			t.Fatalf("task %d (%s): %s, last error %q", id, info.Type, info.Status, info.LastError)

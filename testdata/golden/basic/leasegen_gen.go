@@ -48,6 +48,12 @@ type Enqueuer interface {
 
 var _ Enqueuer = (*Client)(nil)
 
+// Wait blocks until task id is finished and returns it with its result or
+// last error (runtime.Client.Wait).
+func (c *Client) Wait(ctx context.Context, id runtime.TaskID) (runtime.TaskInfo, error) {
+	return c.rt.Wait(ctx, id)
+}
+
 // EnqueueResize enqueues a TaskResize task with payload p; opts override the annotation's defaults.
 //
 // ResizePayload resizes one image.

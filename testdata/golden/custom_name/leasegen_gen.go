@@ -60,6 +60,12 @@ type Enqueuer interface {
 
 var _ Enqueuer = (*Client)(nil)
 
+// Wait blocks until task id is finished and returns it with its result or
+// last error (runtime.Client.Wait).
+func (c *Client) Wait(ctx context.Context, id runtime.TaskID) (runtime.TaskInfo, error) {
+	return c.rt.Wait(ctx, id)
+}
+
 // EnqueueSendEmail enqueues a TaskSendEmail task with payload p; opts override the annotation's defaults.
 //
 // sendEmailPayload sends one email; the type is unexported, the API is not.

@@ -60,6 +60,12 @@ type Enqueuer interface {
 
 var _ Enqueuer = (*Client)(nil)
 
+// Wait blocks until task id is finished and returns it with its result or
+// last error (runtime.Client.Wait).
+func (c *Client) Wait(ctx context.Context, id runtime.TaskID) (runtime.TaskInfo, error) {
+	return c.rt.Wait(ctx, id)
+}
+
 // EnqueueWelcome enqueues a TaskWelcome task with payload p; opts override the annotation's defaults.
 //
 // WelcomePayload greets a new user.

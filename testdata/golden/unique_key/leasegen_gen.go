@@ -48,6 +48,12 @@ type Enqueuer interface {
 
 var _ Enqueuer = (*Client)(nil)
 
+// Wait blocks until task id is finished and returns it with its result or
+// last error (runtime.Client.Wait).
+func (c *Client) Wait(ctx context.Context, id runtime.TaskID) (runtime.TaskInfo, error) {
+	return c.rt.Wait(ctx, id)
+}
+
 // EnqueueReport enqueues a TaskReport task with payload p; opts override the annotation's defaults.
 //
 // ReportPayload builds a report; enqueueing the same report twice is a no-op.
