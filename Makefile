@@ -3,8 +3,9 @@ SHELL := /bin/bash
 GO ?= go
 SQLC := $(GO) tool -modfile=tools.mod sqlc
 STATICCHECK := $(GO) tool -modfile=tools.mod staticcheck
-# Sets LEASEGEN_MYSQL_DSN, starting MariaDB when it is installed but down.
-MYSQL_ENV := eval "$$(scripts/mysql-env.sh)"
+# Sets LEASEGEN_MYSQL_DSN and LEASEGEN_POSTGRES_DSN, starting MariaDB and
+# PostgreSQL when they are installed but down (CI=true).
+MYSQL_ENV := eval "$$(scripts/mysql-env.sh)" && eval "$$(scripts/postgres-env.sh)"
 
 .PHONY: help generate check lint test test-short test-mysql97 mysql97 bench bench-smoke bench-gen demo fuzz
 
@@ -43,7 +44,7 @@ lint: ## gofmt, go vet and staticcheck
 	@bin=$$(mktemp -d) && $(GO) build -modfile=tools.mod -o $$bin/staticcheck honnef.co/go/tools/cmd/staticcheck && \
 	for m in $(CONTRIB); do (cd $$m && $(GO) vet ./... && $$bin/staticcheck ./...) || exit 1; done; rm -rf $$bin
 
-test: ## all tests; MySQL ones on the local MariaDB when it runs (CI=true starts it)
+test: ## all tests; MySQL and PostgreSQL ones on the local servers when they run (CI=true starts them)
 	@$(MYSQL_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
 	@for m in $(CONTRIB); do (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
@@ -65,13 +66,13 @@ fuzz: ## short fuzz runs (FUZZTIME each, default 10s) of the annotation parser a
 	$(GO) test ./testdata/example/billing -run '^$$' -fuzz FuzzNotifyPayloadDecoding -fuzztime $(FUZZTIME)
 
 bench-smoke: ## run each Go benchmark of the hot paths once, so that they keep working
-	@$(MYSQL_ENV); $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./runtime/driver/leasemysql/ ./runtime/driver/leasesqlite/
+	@$(MYSQL_ENV); $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./runtime/driver/leasemysql/ ./runtime/driver/leasesqlite/ ./runtime/driver/leasepostgres/
 
 bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
 	scripts/gen-bench.sh
 
 bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~15 min an engine) on SQLite and, when up, MariaDB and MySQL 9.7 (make mysql97)
-	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/driver/leasemysql/ ./runtime/driver/leasesqlite/
+	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/driver/leasemysql/ ./runtime/driver/leasesqlite/ ./runtime/driver/leasepostgres/
 	$(GO) run ./cmd/leasegen-bench -sqlite
 	@if mariadb-admin -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1; then \
 		$(GO) run ./cmd/leasegen-bench -mysql 'root@tcp(127.0.0.1:3306)/'; \

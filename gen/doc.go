@@ -59,7 +59,7 @@
 // go install github.com/leasegen/leasegen/cmd/leasegen@latest and
 // //go:generate leasegen. Flags: -check (write nothing; exit 1 with a diff
 // when stale, for CI), -schema FILE (also render the schema SQL for your own
-// migration tool from templates/schema.sql.tmpl), -schema-engine mysql|sqlite
+// migration tool from templates/schema.sql.tmpl), -schema-engine mysql|postgres|sqlite
 // (the schema's database, default mysql), -alerts FILE (Prometheus alert rules
 // for the package's task types, from templates/alerts.yml.tmpl), -dashboard
 // FILE (a Grafana dashboard, from templates/dashboard.json.tmpl),

@@ -28,7 +28,7 @@ Flags:
 	fs.BoolVar(&cfg.Check, "check", false, "write nothing; exit 1 with a diff when a generated file is stale")
 	fs.StringVar(&cfg.Output, "output", DefaultOutput, "name of the generated file in each package")
 	fs.StringVar(&cfg.Schema, "schema", "", "also render the schema SQL for your own migration tool to this `file`")
-	fs.StringVar(&cfg.Engine, "schema-engine", "mysql", "the schema's database: mysql or sqlite")
+	fs.StringVar(&cfg.Engine, "schema-engine", "mysql", "the schema's database: mysql, postgres or sqlite")
 	fs.StringVar(&cfg.Alerts, "alerts", "", "also render Prometheus alert rules for the package's task types to this `file`")
 	fs.StringVar(&cfg.Dashboard, "dashboard", "", "also render a Grafana dashboard for the package's task types to this `file`")
 	fs.BoolVar(&cfg.TestHelpers, "testhelpers", false, "also write typed test assertions (package NAMEtest, in the folder NAMEtest) for each package's tasks")
@@ -39,7 +39,7 @@ Flags:
 		return 2
 	}
 	if _, ok := schemaEngines[cfg.Engine]; !ok {
-		fmt.Fprintf(stderr, "leasegen: -schema-engine %q: use mysql or sqlite\n", cfg.Engine)
+		fmt.Fprintf(stderr, "leasegen: -schema-engine %q: use mysql, postgres or sqlite\n", cfg.Engine)
 		return 2
 	}
 	cfg.Patterns = fs.Args()

@@ -22,7 +22,7 @@ type Config struct {
 	Patterns  []string // packages; none means "."
 	Output    string   // file name inside each package (or an absolute path); "" means DefaultOutput
 	Schema    string   // when set, also render the schema SQL to this path (relative to Dir)
-	Engine    string   // the schema's engine: mysql (default) or sqlite
+	Engine    string   // the schema's engine: mysql (default), postgres or sqlite
 	Alerts    string   // when set, also render Prometheus alert rules to this path
 	Dashboard string   // when set, also render a Grafana dashboard to this path
 	// TestHelpers also renders each package's typed test helpers, into

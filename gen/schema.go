@@ -26,8 +26,9 @@ var schemaEngines = map[string]struct {
 	title string
 	fsys  fs.FS
 }{
-	"mysql":  {"MySQL/MariaDB", migrations.MySQL},
-	"sqlite": {"SQLite", migrations.SQLite},
+	"mysql":    {"MySQL/MariaDB", migrations.MySQL},
+	"postgres": {"PostgreSQL", migrations.Postgres},
+	"sqlite":   {"SQLite", migrations.SQLite},
 }
 
 // renderSchema renders templates/schema.sql.tmpl for p: the engine's
@@ -35,7 +36,7 @@ var schemaEngines = map[string]struct {
 func renderSchema(p *Package, engine string) ([]byte, error) {
 	eng, ok := schemaEngines[engine]
 	if !ok {
-		return nil, fmt.Errorf("unknown schema engine %q: use mysql or sqlite", engine)
+		return nil, fmt.Errorf("unknown schema engine %q: use mysql, postgres or sqlite", engine)
 	}
 	names, err := fs.Glob(eng.fsys, engine+"/*.sql")
 	if err != nil {

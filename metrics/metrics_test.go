@@ -15,17 +15,27 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/dbtest/pgtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasepostgres"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 )
 
 // openEngine returns a migrated engine of kind observed by m.
 func openEngine(t *testing.T, kind string, m *Metrics) (*runtime.Engine, *sql.DB) {
 	t.Helper()
-	if kind == "mysql" {
+	switch kind {
+	case "mysql":
 		db := dbtest.New(t).DB
 		e := runtime.NewEngine(leasemysql.New(db), runtime.WithObserver(m))
+		dbtest.Must(t, "migrate", e.Migrate(context.Background()))
+		return e, db
+	case "postgres":
+		db, err := leasepostgres.Open(pgtest.New(t))
+		dbtest.Must(t, "open", err)
+		t.Cleanup(func() { db.Close() })
+		e := runtime.NewEngine(leasepostgres.New(db), runtime.WithObserver(m))
 		dbtest.Must(t, "migrate", e.Migrate(context.Background()))
 		return e, db
 	}
@@ -93,7 +103,7 @@ func hasLabel(m *dto.Metric, name, value string) bool {
 // renewals, an expired lease recovered, queue depth.
 func TestMetricsAfterRealWork(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"mysql", "sqlite"} {
+	for _, kind := range []string{"mysql", "postgres", "sqlite"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -107,10 +117,11 @@ func TestMetricsAfterRealWork(t *testing.T) {
 			// A lease a dead worker left behind.
 			dead, err := client.Enqueue(ctx, "ok", nil)
 			dbtest.Must(t, "enqueue", err)
-			expired := "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', due_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?"
-			if kind == "sqlite" {
-				expired = "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', due_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?"
-			}
+			expired := map[string]string{
+				"mysql":    "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', due_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?",
+				"postgres": "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', lease_until = now() - interval '1 second' WHERE id = $1",
+				"sqlite":   "UPDATE leasegen_tasks SET status = 'RUNNING', attempt = 1, lease_owner = 'dead', due_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?",
+			}[kind]
 			_, err = db.Exec(expired, dead)
 			dbtest.Must(t, "abandon a lease", err)
 

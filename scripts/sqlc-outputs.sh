@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
-for pair in mysql:mysqldb sqlite:sqlitedb; do
+for pair in mysql:mysqldb sqlite:sqlitedb postgres:pgdb; do
   engine=${pair%%:*} out=runtime/driver/lease$engine/internal/${pair##*:}
   want=$( (echo db.go; echo models.go; for q in queries/"$engine"/*.sql; do echo "$(basename "$q" .sql).sql.go"; done) | sort)
   have=$(cd "$out" && ls | sort)

@@ -51,7 +51,7 @@ func runDemo(c config) error {
 	}
 	defer procs.stopAll()
 
-	watch := newProgress(engine, first, last)
+	watch := newProgress(engine, sqlFor(c), first, last)
 	start := time.Now()
 	var crash *crashReport
 	for {

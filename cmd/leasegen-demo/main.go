@@ -32,7 +32,7 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.dsn, "dsn", "", "run on this MySQL/MariaDB database instead of an embedded SQLite file")
+	flag.StringVar(&c.dsn, "dsn", "", "run on this database instead of an embedded SQLite file: a postgres:// URL, or a MySQL/MariaDB DSN")
 	flag.IntVar(&c.tasks, "tasks", 4000, "tasks to enqueue")
 	flag.IntVar(&c.workers, "workers", 3, "worker processes")
 	flag.DurationVar(&c.work, "work", 150*time.Millisecond, "how long an export or notify task works")

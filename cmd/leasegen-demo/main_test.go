@@ -5,12 +5,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leasegen/leasegen/internal/dbtest/pgtest"
 )
 
 // A small demo run on SQLite passes its own checks: every task finished,
 // the killed worker's tasks were recovered within the bound, no effect
 // happened twice.
-func TestDemoPassesItsChecks(t *testing.T) {
+func TestDemoPassesItsChecks(t *testing.T) { runDemoBinary(t) }
+
+// The same on PostgreSQL, through -dsn postgres://...
+func TestDemoOnPostgres(t *testing.T) { runDemoBinary(t, "-dsn", pgtest.New(t)) }
+
+func runDemoBinary(t *testing.T, args ...string) {
 	if testing.Short() {
 		t.Skip("demo run skipped in -short mode")
 	}
@@ -19,7 +26,7 @@ func TestDemoPassesItsChecks(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, "-tasks", "600", "-work", "60ms").CombinedOutput()
+	out, err := exec.Command(bin, append([]string{"-tasks", "600", "-work", "60ms"}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out)
 	}

@@ -67,7 +67,7 @@ type crashReport struct {
 func (p *workerProcs) crashOne(ctx context.Context, engine *runtime.Engine) (*crashReport, error) {
 	slot := len(p.procs) / 2
 	victim := p.ids[slot]
-	rows, err := engine.DB().QueryContext(ctx, "SELECT id, attempt FROM leasegen_tasks WHERE status = 'RUNNING' AND lease_owner = ?", victim)
+	rows, err := engine.DB().QueryContext(ctx, sqlFor(p.c)("SELECT id, attempt FROM leasegen_tasks WHERE status = 'RUNNING' AND lease_owner = ?"), victim)
 	if err != nil {
 		return nil, err
 	}

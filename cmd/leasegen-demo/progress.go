@@ -21,6 +21,7 @@ func (c statusCounts) finished() int {
 // terminal, or a line every two seconds elsewhere.
 type progress struct {
 	engine      *runtime.Engine
+	q           func(string) string // the demo's statements in the engine's placeholders
 	first, last runtime.TaskID
 	tty         bool
 	started     time.Time
@@ -30,11 +31,11 @@ type progress struct {
 	rate        float64
 }
 
-func newProgress(engine *runtime.Engine, first, last runtime.TaskID) *progress {
+func newProgress(engine *runtime.Engine, q func(string) string, first, last runtime.TaskID) *progress {
 	info, err := os.Stdout.Stat()
 	tty := err == nil && info.Mode()&os.ModeCharDevice != 0
 	now := time.Now()
-	return &progress{engine: engine, first: first, last: last, tty: tty, started: now, prevAt: now}
+	return &progress{engine: engine, q: q, first: first, last: last, tty: tty, started: now, prevAt: now}
 }
 
 // recoveredKey counts, in statusCounts, the tasks whose lease expired.
@@ -42,7 +43,7 @@ const recoveredKey runtime.Status = "recovered"
 
 func (p *progress) sample(ctx context.Context) (statusCounts, error) {
 	rows, err := p.engine.DB().QueryContext(ctx,
-		"SELECT status, COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? GROUP BY status", p.first, p.last)
+		p.q("SELECT status, COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? GROUP BY status"), p.first, p.last)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func (p *progress) sample(ctx context.Context) (statusCounts, error) {
 		return nil, err
 	}
 	var recovered int
-	err = p.engine.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? AND last_error LIKE 'lease expired%'",
+	err = p.engine.DB().QueryRowContext(ctx, p.q("SELECT COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? AND last_error LIKE 'lease expired%'"),
 		p.first, p.last).Scan(&recovered)
 	counts[recoveredKey] = recovered
 	return counts, err

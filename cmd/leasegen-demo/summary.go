@@ -20,10 +20,10 @@ type summaryInput struct {
 
 // summarize prints what the run proves and fails when a check does not hold.
 func summarize(ctx context.Context, engine *runtime.Engine, c config, in summaryInput) error {
-	db := engine.DB()
+	db, q := engine.DB(), sqlFor(c)
 	count := func(query string, args ...any) (int, error) {
 		var n int
-		err := db.QueryRowContext(ctx, query, args...).Scan(&n)
+		err := db.QueryRowContext(ctx, q(query), args...).Scan(&n)
 		return n, err
 	}
 	succeeded, err := count("SELECT COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? AND status = 'SUCCESS'", in.first, in.last)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leasegen/leasegen/internal/engines"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/testdata/example/billing"
 )
@@ -32,7 +33,7 @@ func runWorker(c config) error {
 	if err != nil {
 		return err
 	}
-	if err := billing.Register(w, &billing.Service{Work: c.work}); err != nil {
+	if err := billing.Register(w, &billing.Service{Work: c.work, Postgres: engines.IsPostgres(c.dsn)}); err != nil {
 		return err
 	}
 	if err := w.Start(context.Background()); err != nil {

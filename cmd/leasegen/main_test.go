@@ -71,7 +71,7 @@ func TestCommand(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
 		code, _, stderr = run(t, bin, example, "-schema", "x.sql", "-schema-engine", "pg")
-		if code != 2 || !strings.Contains(stderr, `-schema-engine "pg": use mysql or sqlite`) {
+		if code != 2 || !strings.Contains(stderr, `-schema-engine "pg": use mysql, postgres or sqlite`) {
 			t.Errorf("bad engine: exit %d, stderr %q", code, stderr)
 		}
 	})

@@ -1,6 +1,6 @@
 // Package engines opens an engine from the flags leasegen's own commands
 // take (leasectl, the demo, the benchmark): a MySQL DSN, given the settings
-// the runtime needs, or a SQLite file.
+// the runtime needs, a PostgreSQL URL, or a SQLite file.
 package engines
 
 import (
@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasepostgres"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 )
 
@@ -32,6 +35,16 @@ func MySQL(dsn string) (*sql.DB, *runtime.Engine, error) {
 	return db, runtime.NewEngine(leasemysql.New(db)), nil
 }
 
+// Postgres opens a pool on a PostgreSQL URL or key=value DSN with
+// leasepostgres.Open, and the engine on it.
+func Postgres(dsn string) (*sql.DB, *runtime.Engine, error) {
+	db, err := leasepostgres.Open(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, runtime.NewEngine(leasepostgres.New(db)), nil
+}
+
 // SQLite opens the SQLite file at path with leasesqlite.Open, and the
 // engine on it. Unless create is set, a path that does not exist is
 // ErrNoFile: a mistyped path would otherwise open a new, empty database.
@@ -44,4 +57,26 @@ func SQLite(path string, create bool) (*sql.DB, *runtime.Engine, error) {
 		return nil, nil, err
 	}
 	return db, runtime.NewEngine(leasesqlite.New(db)), nil
+}
+
+// IsPostgres reports whether dsn is a PostgreSQL URL, which the demo's
+// -dsn tells from a MySQL DSN by its scheme.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Dollar rewrites a statement written with ? placeholders (and no ? in
+// its literals) into PostgreSQL's $1, $2, ...
+func Dollar(query string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -19,8 +19,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/dbtest/pgtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasepostgres"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 )
 
@@ -36,6 +38,13 @@ func targets(t *testing.T) map[string]func(t *testing.T) target {
 		"mysql": func(t *testing.T) target {
 			d := dbtest.New(t)
 			return target{flags: []string{"-mysql", d.DSN}, engine: func() *runtime.Engine { return runtime.NewEngine(leasemysql.New(d.DB)) }}
+		},
+		"postgres": func(t *testing.T) target {
+			dsn := pgtest.New(t)
+			db, err := leasepostgres.Open(dsn)
+			dbtest.Must(t, "open", err)
+			t.Cleanup(func() { db.Close() })
+			return target{flags: []string{"-postgres", dsn}, engine: func() *runtime.Engine { return runtime.NewEngine(leasepostgres.New(db)) }}
 		},
 		"sqlite": func(t *testing.T) target {
 			path := filepath.Join(t.TempDir(), "ops.db")
@@ -198,7 +207,9 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, "no command"},
 		{[]string{"-sqlite", path}, "no command"},
-		{[]string{"stats"}, "give exactly one of -mysql DSN and -sqlite FILE"},
+		{[]string{"stats"}, "give exactly one of -mysql DSN, -postgres URL and -sqlite FILE"},
+		{[]string{"-postgres", "postgres://h/db", "-mysql", "u@/db", "stats"}, "give exactly one"},
+		{[]string{"-postgres", "::not a url", "stats"}, "-postgres: leasegen: bad PostgreSQL DSN"},
 		{[]string{"-sqlite", path, "-mysql", "u@/db", "stats"}, "give exactly one"},
 		{[]string{"-sqlite", path, "frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"-sqlite", path, "show", "abc"}, `"abc" is not a task id`},

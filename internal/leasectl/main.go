@@ -1,7 +1,7 @@
 // Package leasectl is the operator command for leasegen's task table: it
 // migrates the schema, lists, shows, cancels, retries and purges tasks,
-// pauses and resumes task types, and prints statistics, on MySQL/MariaDB
-// or SQLite.
+// pauses and resumes task types, and prints statistics, on MySQL/MariaDB,
+// PostgreSQL or SQLite.
 package leasectl
 
 import (
@@ -15,9 +15,10 @@ import (
 
 	"github.com/leasegen/leasegen/internal/engines"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/leasepostgres"
 )
 
-const usage = `usage: leasectl (-mysql DSN | -sqlite FILE [-create]) COMMAND [flags] [args]
+const usage = `usage: leasectl (-mysql DSN | -postgres URL | -sqlite FILE [-create]) COMMAND [flags] [args]
 
 Commands:
   migrate up|status|sql     apply the schema, show its versions, or print its SQL
@@ -63,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	global := flag.NewFlagSet("leasectl", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	mysqlDSN := global.String("mysql", "", "")
+	postgresDSN := global.String("postgres", "", "")
 	sqlitePath := global.String("sqlite", "", "")
 	create := global.Bool("create", false, "")
 	if err := global.Parse(args); err != nil {
@@ -76,8 +78,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(rest) == 0 {
 		return fmt.Errorf("%w: no command", errUsage)
 	}
-	if (*mysqlDSN == "") == (*sqlitePath == "") {
-		return fmt.Errorf("%w: give exactly one of -mysql DSN and -sqlite FILE", errUsage)
+	if given := countSet(*mysqlDSN, *postgresDSN, *sqlitePath); given != 1 {
+		return fmt.Errorf("%w: give exactly one of -mysql DSN, -postgres URL and -sqlite FILE", errUsage)
 	}
 	cmd, ok := commands[rest[0]]
 	if !ok {
@@ -86,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *create && *sqlitePath == "" {
 		return fmt.Errorf("%w: -create applies to -sqlite FILE only", errUsage)
 	}
-	engine, closeDB, err := open(*mysqlDSN, *sqlitePath, *create)
+	engine, closeDB, err := open(*mysqlDSN, *postgresDSN, *sqlitePath, *create)
 	if err != nil {
 		return err
 	}
@@ -107,14 +109,28 @@ type env struct {
 	stdout io.Writer
 }
 
+// countSet counts the non-empty values.
+func countSet(values ...string) int {
+	n := 0
+	for _, v := range values {
+		if v != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // open connects to the database.
-func open(mysqlDSN, sqlitePath string, create bool) (*runtime.Engine, func(), error) {
+func open(mysqlDSN, postgresDSN, sqlitePath string, create bool) (*runtime.Engine, func(), error) {
 	var db *sql.DB
 	var engine *runtime.Engine
 	var err error
-	if sqlitePath != "" {
+	switch {
+	case sqlitePath != "":
 		db, engine, err = engines.SQLite(sqlitePath, create)
-	} else {
+	case postgresDSN != "":
+		db, engine, err = engines.Postgres(postgresDSN)
+	default:
 		db, engine, err = engines.MySQL(mysqlDSN)
 	}
 	switch {
@@ -122,6 +138,8 @@ func open(mysqlDSN, sqlitePath string, create bool) (*runtime.Engine, func(), er
 		return nil, nil, fmt.Errorf("-sqlite %s: no such file: check the path, or add -create to make a new database (then run migrate up)", sqlitePath)
 	case errors.Is(err, engines.ErrBadDSN):
 		return nil, nil, fmt.Errorf("%w: -mysql: %v", errUsage, err)
+	case errors.Is(err, leasepostgres.ErrBadDSN):
+		return nil, nil, fmt.Errorf("%w: -postgres: %v", errUsage, err)
 	case err != nil:
 		return nil, nil, err
 	}

@@ -8,14 +8,15 @@ import (
 )
 
 // A program links only the drivers it imports: a service on SQLite does
-// not carry the MySQL driver, nor one on MySQL the SQLite library, and the
-// runtime alone carries neither.
+// not carry the MySQL or PostgreSQL driver, and so on, and the runtime
+// alone carries none.
 func TestProgramsLinkOnlyTheirDriver(t *testing.T) {
 	t.Parallel()
 	const (
 		module     = "github.com/leasegen/leasegen/"
 		mysqlLib   = "github.com/go-sql-driver/mysql"
 		sqliteLib  = "modernc.org/sqlite"
+		pgxLib     = "github.com/jackc/pgx/v5/stdlib"
 		runtimePkg = module + "runtime"
 	)
 	for _, c := range []struct {
@@ -24,9 +25,10 @@ func TestProgramsLinkOnlyTheirDriver(t *testing.T) {
 		want    string // a library it must link
 		not     []string
 	}{
-		{"runtime alone", []string{runtimePkg, module + "metrics"}, "", []string{mysqlLib, sqliteLib}},
-		{"SQLite only", []string{runtimePkg, module + "runtime/driver/leasesqlite"}, sqliteLib, []string{mysqlLib}},
-		{"MySQL only", []string{runtimePkg, module + "runtime/driver/leasemysql"}, mysqlLib, []string{sqliteLib}},
+		{"runtime alone", []string{runtimePkg, module + "metrics"}, "", []string{mysqlLib, sqliteLib, pgxLib}},
+		{"SQLite only", []string{runtimePkg, module + "runtime/driver/leasesqlite"}, sqliteLib, []string{mysqlLib, pgxLib}},
+		{"MySQL only", []string{runtimePkg, module + "runtime/driver/leasemysql"}, mysqlLib, []string{sqliteLib, pgxLib}},
+		{"PostgreSQL only", []string{runtimePkg, module + "runtime/driver/leasepostgres"}, pgxLib, []string{mysqlLib, sqliteLib}},
 	} {
 		out, err := exec.Command("go", append([]string{"list", "-deps"}, c.imports...)...).Output()
 		if err != nil {

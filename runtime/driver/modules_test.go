@@ -52,6 +52,7 @@ import (
 	_ "github.com/leasegen/leasegen/metrics"
 	_ "github.com/leasegen/leasegen/runtime"
 	_ "github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	_ "github.com/leasegen/leasegen/runtime/driver/leasepostgres"
 	_ "github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 )
 

@@ -46,3 +46,16 @@ func (l *LocalWakeups) Notify(taskType string) {
 		}
 	}
 }
+
+// NotifyAll wakes every subscriber, without blocking: for a driver that
+// may have missed wake-ups of other processes (a listener reconnecting).
+func (l *LocalWakeups) NotifyAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ch := range l.waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}

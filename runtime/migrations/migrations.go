@@ -14,3 +14,8 @@ var MySQL embed.FS
 //
 //go:embed sqlite/*.sql
 var SQLite embed.FS
+
+// Postgres holds the PostgreSQL migrations, named NNNN_name.sql.
+//
+//go:embed postgres/*.sql
+var Postgres embed.FS

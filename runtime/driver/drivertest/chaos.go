@@ -79,7 +79,7 @@ func chaosWorkerMain(h *Harness) int {
 			end()
 			return ctx.Err()
 		}
-		err := CommitEffect(ctx, db, task, owner, end)
+		err := h.CommitEffect(ctx, db, task, owner, end)
 		if !line.End { // failed before the commit
 			end()
 		}

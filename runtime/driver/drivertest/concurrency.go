@@ -22,13 +22,13 @@ const EffectsTable = `CREATE TABLE effects (task_id BIGINT NOT NULL, attempt INT
 // CommitEffect writes the task's effect and completes it in one transaction.
 // beforeCommit (if not nil) runs just before the commit: the commit ends the
 // execution's hold on the task, so a Ledger must record the end before it.
-func CommitEffect(ctx context.Context, db *sql.DB, task *runtime.Task, owner string, beforeCommit func()) error {
+func (h *Harness) CommitEffect(ctx context.Context, db *sql.DB, task *runtime.Task, owner string, beforeCommit func()) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if _, err := tx.ExecContext(ctx, "INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, ?)", task.ID, task.Attempt, owner); err != nil {
+	if _, err := tx.ExecContext(ctx, h.SQL("INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, ?)"), task.ID, task.Attempt, owner); err != nil {
 		return err
 	}
 	if err := task.CompleteTx(ctx, tx); err != nil {
@@ -89,7 +89,7 @@ func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
 				book.End(i)
 				return errors.New("injected failure")
 			}
-			err := CommitEffect(ctx, b.DB.DB, task, owner, func() { book.End(i) })
+			err := b.H.CommitEffect(ctx, b.DB.DB, task, owner, func() { book.End(i) })
 			if err != nil && book.Intervals()[i].End.IsZero() { // failed before the commit: it ends now
 				book.End(i)
 				commitErrors.Store(err.Error(), true)

@@ -53,7 +53,7 @@ func NewFaultRun(t *testing.T, b *Bundle, n, workers int, open func() *sql.DB) *
 				r.Book.End(i)
 				return ctx.Err()
 			}
-			err := CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
+			err := b.H.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
 			if err != nil && r.Book.Intervals()[i].End.IsZero() {
 				r.Book.End(i)
 			}
@@ -195,7 +195,7 @@ func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
 		i := r.Book.Start(task, "cut")
 		select {
 		case <-time.After(3 * time.Second): // longer than a lease: the cut finds it waiting here
-			err := CommitEffect(ctx, cutDB, task, "cut", func() { r.Book.End(i) })
+			err := b.H.CommitEffect(ctx, cutDB, task, "cut", func() { r.Book.End(i) })
 			if err != nil && r.Book.Intervals()[i].End.IsZero() {
 				r.Book.End(i)
 			}
@@ -205,7 +205,7 @@ func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
 			// ignores the cancellation and tries to complete once back.
 			r.Book.End(i)
 			<-resumed
-			return CommitEffect(context.Background(), cutDB, task, "cut", nil)
+			return b.H.CommitEffect(context.Background(), cutDB, task, "cut", nil)
 		}
 	}, runtime.WithBackoff(FastBackoff)))
 	dbtest.Must(t, "start", cut.Start(bg))

@@ -22,7 +22,7 @@ func testRunIdempotentSkipsRecordedKey(t *testing.T, b *Bundle) {
 		"charge": func(ctx context.Context, task *runtime.Task) error {
 			return runtime.RunIdempotent(ctx, task, string(task.Payload), func(ctx context.Context, tx *sql.Tx) error {
 				ran.Add(1)
-				_, err := tx.ExecContext(ctx, "INSERT INTO effects VALUES (?, ?, 'w')", task.ID, task.Attempt)
+				_, err := tx.ExecContext(ctx, b.H.SQL("INSERT INTO effects VALUES (?, ?, 'w')"), task.ID, task.Attempt)
 				return err
 			})
 		},
@@ -56,7 +56,7 @@ func testRunIdempotentLostLeaseRollsBack(t *testing.T, b *Bundle) {
 				b.Expire(t, task.ID)
 			}
 			err := runtime.RunIdempotent(ctx, task, "k", func(ctx context.Context, tx *sql.Tx) error {
-				_, err := tx.ExecContext(ctx, "INSERT INTO effects VALUES (?, ?, 'w')", task.ID, task.Attempt)
+				_, err := tx.ExecContext(ctx, b.H.SQL("INSERT INTO effects VALUES (?, ?, 'w')"), task.ID, task.Attempt)
 				return err
 			})
 			if task.Attempt == 1 {
@@ -83,7 +83,7 @@ func testWithLeaseSetsTheTypesLease(t *testing.T, b *Bundle) {
 	}, runtime.WithLease(5*time.Second))
 	id := b.Enqueue(t, "slow")
 	<-started
-	left := b.MillisUntil(t, "due_at", id)
+	left := b.LeaseMillisLeft(t, id)
 	close(release)
 	if left < 4000 || left > 5000 {
 		t.Errorf("lease ends in %dms, want about 5000", left)

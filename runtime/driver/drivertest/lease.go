@@ -47,7 +47,7 @@ func testClaimOrderAndAvailability(t *testing.T, b *Bundle) {
 				c.ID, c.Attempt, c.StartedAt, info.Status, info.Attempt, info.LeaseOwner, info.StartedAt)
 		}
 		// The lease is on the database's clock: about one second from now.
-		left := 1000 * b.MillisUntil(t, "due_at", c.ID)
+		left := 1000 * b.LeaseMillisLeft(t, c.ID)
 		if left < 500_000 || left > 1_000_000 {
 			t.Errorf("lease of %d ends in %dus, want about 1s", c.ID, left)
 		}
@@ -176,7 +176,7 @@ func testRenewReportsEachLease(t *testing.T, b *Bundle) {
 	if s := got[cancelled]; !s.Held || !s.CancelRequested {
 		t.Errorf("cancel-requested task: %+v", s)
 	}
-	left := b.MillisUntil(t, "due_at", held)
+	left := b.LeaseMillisLeft(t, held)
 	if left < 4000 {
 		t.Errorf("renewed lease ends in %dms, want about 5000", left)
 	}
@@ -353,7 +353,7 @@ func testWorkerClockSkewDoesNotMatter(t *testing.T, b *Bundle) {
 				}
 				// The execution ends before its commit: once the commit
 				// shows SUCCESS, the ledger has the end.
-				err := CommitEffect(ctx, b.DB.DB, task, owner, func() { book.End(i) })
+				err := b.H.CommitEffect(ctx, b.DB.DB, task, owner, func() { book.End(i) })
 				if err != nil && book.Intervals()[i].End.IsZero() {
 					book.End(i)
 				}

@@ -84,7 +84,7 @@ func testStartRefusesMissingSchema(t *testing.T, h *Harness) {
 	}
 	newest := states[len(states)-1].Version
 	var name, appliedAt any
-	if err := db.DB.QueryRow("SELECT name, applied_at FROM leasegen_schema_migrations WHERE version = ?", newest).Scan(&name, &appliedAt); err != nil {
+	if err := db.DB.QueryRow(db.h.SQL("SELECT name, applied_at FROM leasegen_schema_migrations WHERE version = ?"), newest).Scan(&name, &appliedAt); err != nil {
 		t.Fatal(err)
 	}
 	db.MustExec(t, "DELETE FROM leasegen_schema_migrations WHERE version = ?", newest)

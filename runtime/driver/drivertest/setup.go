@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,9 +33,15 @@ type Harness struct {
 	// one second into the past, on the database's clock.
 	ExpireSQL string
 	// MillisUntilSQL selects how many milliseconds from the database's
-	// now the instant in column %s (due_at, available_at) of the task
+	// now the instant in column %s (LeaseColumn, available_at) of the task
 	// whose id is its one argument lies.
 	MillisUntilSQL string
+	// LeaseColumn is the column that holds a running task's lease end.
+	// Default due_at.
+	LeaseColumn string
+	// Placeholder is the nth (from 1) argument's placeholder in the
+	// suite's own statements, which are written with ?. Nil: ?.
+	Placeholder func(n int) string
 	// Stallable returns a pool on b's database whose statements can be
 	// made to hang (stall) until unstall: through a proxy that stops
 	// forwarding, or by holding the write lock elsewhere.
@@ -96,19 +103,47 @@ func (h *Harness) OpenPool(t testing.TB, dsn string) *sql.DB {
 	return db
 }
 
-// MustExec runs a statement, failing t on error.
+// SQL rewrites the ? placeholders of one of the suite's statements into
+// the engine's.
+func (h *Harness) SQL(query string) string {
+	if h.Placeholder == nil {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString(h.Placeholder(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// leaseColumn is LeaseColumn or its default.
+func (h *Harness) leaseColumn() string {
+	if h.LeaseColumn == "" {
+		return "due_at"
+	}
+	return h.LeaseColumn
+}
+
+// MustExec runs a statement, written with ? placeholders, failing t on
+// error.
 func (d *DB) MustExec(t testing.TB, query string, args ...any) {
 	t.Helper()
-	if _, err := d.Exec(query, args...); err != nil {
+	if _, err := d.Exec(d.h.SQL(query), args...); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 }
 
-// Int runs a query returning one integer.
+// Int runs a query, written with ? placeholders, returning one integer.
 func (d *DB) Int(t testing.TB, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := d.QueryRow(query, args...).Scan(&n); err != nil {
+	if err := d.QueryRow(d.h.SQL(query), args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
@@ -164,8 +199,16 @@ func (b *Bundle) Expire(t *testing.T, id runtime.TaskID) {
 	b.DB.MustExec(t, b.H.ExpireSQL, id)
 }
 
+// LeaseMillisLeft returns how many milliseconds from now (on the
+// database's clock) running task id's lease ends.
+func (b *Bundle) LeaseMillisLeft(t *testing.T, id runtime.TaskID) int {
+	t.Helper()
+	return b.MillisUntil(t, b.H.leaseColumn(), id)
+}
+
 // MillisUntil returns how many milliseconds from now (on the database's
-// clock) the instant in column (due_at, available_at) of task id lies.
+// clock) the instant in column (LeaseColumn, available_at) of task id
+// lies.
 func (b *Bundle) MillisUntil(t *testing.T, column string, id runtime.TaskID) int {
 	t.Helper()
 	return b.DB.Int(t, fmt.Sprintf(b.H.MillisUntilSQL, column), id)

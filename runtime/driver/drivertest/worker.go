@@ -313,7 +313,7 @@ func testWorkOne(t *testing.T, b *Bundle) {
 	b.DB.MustExec(t, EffectsTable)
 	info, err = newWorker(func(ctx context.Context, task *runtime.Task) error {
 		return runtime.RunIdempotent(ctx, task, fmt.Sprint(task.ID), func(ctx context.Context, tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, "INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, 'w')", task.ID, task.Attempt)
+			_, err := tx.ExecContext(ctx, b.H.SQL("INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, 'w')"), task.ID, task.Attempt)
 			return err
 		})
 	}).WorkOne(bg)

@@ -46,7 +46,7 @@ func TestFaultLockWaitTimeoutsAreRetried(t *testing.T) {
 		dbtest.Must(t, "handle", w.Handle("work", func(ctx context.Context, task *runtime.Task) error {
 			i := r.Book.Start(task, owner)
 			time.Sleep(5 * time.Millisecond)
-			return drivertest.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
+			return harness.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
 		}))
 		dbtest.Must(t, "start", w.Start(bg))
 		r.Workers = append(r.Workers, w)
@@ -143,7 +143,7 @@ func newCutRun(t *testing.T, n, healthy int, ms int, cfg runtime.Config, idempot
 			i := r.Book.Start(task, owner)
 			time.Sleep(time.Duration(ms) * time.Millisecond)
 			if !idempotent {
-				err := drivertest.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
+				err := harness.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
 				if err != nil && r.Book.Intervals()[i].End.IsZero() {
 					r.Book.End(i)
 				}

@@ -16,8 +16,10 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/dbtest/pgtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasepostgres"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 	"github.com/leasegen/leasegen/testdata/example/money"
 )
@@ -33,11 +35,11 @@ type bundle struct {
 	service *Service
 }
 
-// forEachEngine runs test on MySQL and on SQLite: the generated API and the
-// idempotency wrapper work unchanged on both.
+// forEachEngine runs test on MySQL, PostgreSQL and SQLite: the generated
+// API and the idempotency wrapper work unchanged on each.
 func forEachEngine(t *testing.T, test func(t *testing.T, b *bundle)) {
 	t.Parallel()
-	for _, kind := range []string{"mysql", "sqlite"} {
+	for _, kind := range []string{"mysql", "postgres", "sqlite"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			test(t, setup(t, kind))
@@ -49,10 +51,17 @@ func setup(t *testing.T, kind string) *bundle {
 	t.Helper()
 	var db *sql.DB
 	var engine *runtime.Engine
-	if kind == "mysql" {
+	switch kind {
+	case "mysql":
 		db = dbtest.New(t).DB
 		engine = runtime.NewEngine(leasemysql.New(db))
-	} else {
+	case "postgres":
+		var err error
+		db, err = leasepostgres.Open(pgtest.New(t))
+		dbtest.Must(t, "open", err)
+		t.Cleanup(func() { db.Close() })
+		engine = runtime.NewEngine(leasepostgres.New(db))
+	default:
 		var err error
 		db, err = leasesqlite.Open(filepath.Join(t.TempDir(), "billing.db"))
 		dbtest.Must(t, "open", err)
@@ -64,7 +73,7 @@ func setup(t *testing.T, kind string) *bundle {
 	dbtest.Must(t, "schema", err)
 	rt, err := runtime.NewClient(engine, runtime.ClientConfig{})
 	dbtest.Must(t, "client", err)
-	return &bundle{kind: kind, db: db, engine: engine, client: NewClient(rt), rt: rt, service: &Service{}}
+	return &bundle{kind: kind, db: db, engine: engine, client: NewClient(rt), rt: rt, service: &Service{Postgres: kind == "postgres"}}
 }
 
 // count runs a COUNT query.
@@ -228,10 +237,11 @@ func TestKeys(t *testing.T) {
 // the recovered task commits once.
 func TestLostLeaseRollsBackTheWrite(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, b *bundle) {
-		expire := "UPDATE leasegen_tasks SET due_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?"
-		if b.kind == "sqlite" {
-			expire = "UPDATE leasegen_tasks SET due_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?"
-		}
+		expire := map[string]string{
+			"mysql":    "UPDATE leasegen_tasks SET due_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?",
+			"postgres": "UPDATE leasegen_tasks SET lease_until = now() - interval '1 second' WHERE id = $1",
+			"sqlite":   "UPDATE leasegen_tasks SET due_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) - 1000 WHERE id = ?",
+		}[b.kind]
 		// The lease runs out before the first attempt commits; the expiry is
 		// written in the handler's own transaction, so it rolls back too.
 		b.service.BeforeCommit = func(ctx context.Context, tx *sql.Tx, task *runtime.Task) error {

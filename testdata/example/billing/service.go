@@ -30,6 +30,9 @@ type Service struct {
 	// its transaction: tests use it to make the lease run out before the
 	// commit.
 	BeforeCommit func(ctx context.Context, tx *sql.Tx, t *runtime.Task) error
+	// Postgres makes the service's statements use PostgreSQL's $1, $2
+	// placeholders instead of ?.
+	Postgres bool
 
 	mu       sync.Mutex
 	imports  []ImportPayload
@@ -41,8 +44,11 @@ var _ Handlers = (*Service)(nil)
 
 // HandleImport records the import in the caller's transaction.
 func (s *Service) HandleImport(ctx context.Context, tx *sql.Tx, t *runtime.Task, p ImportPayload) error {
-	if _, err := tx.ExecContext(ctx, "INSERT INTO imports (request_id, task_id, attempt, file_url) VALUES (?, ?, ?, ?)",
-		p.RequestID, t.ID, t.Attempt, p.FileURL); err != nil {
+	insert := "INSERT INTO imports (request_id, task_id, attempt, file_url) VALUES (?, ?, ?, ?)"
+	if s.Postgres {
+		insert = "INSERT INTO imports (request_id, task_id, attempt, file_url) VALUES ($1, $2, $3, $4)"
+	}
+	if _, err := tx.ExecContext(ctx, insert, p.RequestID, t.ID, t.Attempt, p.FileURL); err != nil {
 		return fmt.Errorf("record import %s: %w", p.RequestID, err)
 	}
 	if s.BeforeCommit != nil {

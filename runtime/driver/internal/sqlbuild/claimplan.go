@@ -113,7 +113,10 @@ func PlanClaim(ctx context.Context, src ClaimSource, req driver.ClaimRequest) ([
 }
 
 // ClaimOrder is the claim index's order: priority DESC, available_at, id.
-func ClaimOrder(a, b Candidate) int {
+func ClaimOrder(a, b Candidate) int { return TaskOrder(a.ClaimedTask, b.ClaimedTask) }
+
+// TaskOrder is ClaimOrder of claimed tasks.
+func TaskOrder(a, b driver.ClaimedTask) int {
 	return cmp.Or(
 		cmp.Compare(b.Priority, a.Priority),
 		a.AvailableAt.Compare(b.AvailableAt),

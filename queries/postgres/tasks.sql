@@ -1,0 +1,304 @@
+-- Every instant is the server's now(): the transaction's start, the same
+-- for every row of a statement. A claim, renewal or completion runs in a
+-- transaction of its own, so now() is the statement's time.
+
+-- name: TaskInsert :one
+-- An existing (task_type, idempotency_key) returns the existing row's id:
+-- the no-op update locks it, so a concurrent insert of the key waits and
+-- then returns the same id.
+INSERT INTO leasegen_tasks (
+  task_type, status, payload, priority, available_at, max_attempts,
+  owner_id, idempotency_key, metadata, created_at, updated_at
+) VALUES (
+  @task_type, 'QUEUED', @payload, @priority,
+  COALESCE(sqlc.narg(run_at)::timestamptz, now() + sqlc.arg(delay_us)::bigint * interval '1 microsecond'),
+  @max_attempts, @owner_id, sqlc.narg(idempotency_key), sqlc.narg(metadata), now(), now()
+)
+ON CONFLICT (task_type, idempotency_key) DO UPDATE SET task_type = EXCLUDED.task_type
+RETURNING id;
+
+-- name: TaskInsertMany :many
+-- A batch in one statement, one array per column (the arrays unnest
+-- side by side); the rows are inserted, and come back, in the arrays'
+-- order, which Insert checks on the keyed ones. A batch holds each key
+-- once (Insert removes repeats). Arrays hold no NULLs: a run-at of -1, an
+-- empty key and empty metadata mean none.
+INSERT INTO leasegen_tasks (
+  task_type, status, payload, priority, available_at, max_attempts,
+  owner_id, idempotency_key, metadata, created_at, updated_at
+)
+SELECT r.task_type, 'QUEUED', r.payload, r.priority,
+       COALESCE(to_timestamp(NULLIF(r.run_at_us, -1) / 1000000.0), now() + r.delay_us * interval '1 microsecond'),
+       r.max_attempts, r.owner_id, NULLIF(r.idempotency_key, ''), NULLIF(r.metadata, ''), now(), now()
+FROM (
+  SELECT unnest(@task_types::text[]) AS task_type, unnest(@payloads::bytea[]) AS payload,
+         unnest(@priorities::integer[]) AS priority, unnest(@run_ats_us::bigint[]) AS run_at_us,
+         unnest(@delays_us::bigint[]) AS delay_us, unnest(@max_attempts::integer[]) AS max_attempts,
+         unnest(@owner_ids::text[]) AS owner_id, unnest(@idempotency_keys::text[]) AS idempotency_key,
+         unnest(@metadatas::text[]) AS metadata
+) AS r
+ON CONFLICT (task_type, idempotency_key) DO UPDATE SET task_type = EXCLUDED.task_type
+RETURNING id, task_type, idempotency_key;
+
+-- name: TaskGet :one
+SELECT * FROM leasegen_tasks WHERE id = $1;
+
+-- name: TaskListByOwner :many
+SELECT * FROM leasegen_tasks
+WHERE owner_id = @owner_id AND status = ANY(@statuses::text[])
+ORDER BY created_at DESC, id DESC
+LIMIT @lim;
+
+-- name: TaskCancelRequest :execrows
+-- QUEUED becomes CANCELLED at once; RUNNING becomes CANCEL_REQUESTED, and
+-- its worker learns it at the next heartbeat. SET reads the old row.
+UPDATE leasegen_tasks SET
+  finished_at = CASE WHEN status = 'QUEUED' THEN now() ELSE finished_at END,
+  status = CASE WHEN status = 'QUEUED' THEN 'CANCELLED' ELSE 'CANCEL_REQUESTED' END,
+  updated_at = now()
+WHERE id = $1 AND status IN ('QUEUED', 'RUNNING');
+
+-- name: TaskCountRunning :many
+-- leasegen_tasks_running alone.
+SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+GROUP BY task_type;
+
+-- name: TaskClaim :many
+-- A claim in one statement: lock the next claimable tasks in claim order,
+-- skipping those another claim holds, and start their leases, returning
+-- what an execution needs. A type's lease is its entry in lease_types and
+-- lease_us, else default_lease_us. PostgreSQL evaluates the paused-types
+-- subquery once per statement.
+WITH picked AS (
+  SELECT t.id FROM leasegen_tasks t
+  WHERE t.status = 'QUEUED'
+    AND t.task_type = ANY(@task_types::text[])
+    AND t.available_at <= now()
+    AND t.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
+  ORDER BY t.priority DESC, t.available_at, t.id
+  LIMIT @lim
+  FOR UPDATE OF t SKIP LOCKED
+)
+UPDATE leasegen_tasks u SET
+  status = 'RUNNING',
+  attempt = u.attempt + 1,
+  lease_owner = @lease_owner,
+  lease_until = now() + COALESCE(
+    (SELECT l.us FROM (SELECT unnest(@lease_types::text[]) AS task_type, unnest(@lease_us::bigint[]) AS us) AS l
+     WHERE l.task_type = u.task_type),
+    @default_lease_us::bigint) * interval '1 microsecond',
+  started_at = now(),
+  updated_at = now()
+FROM picked
+WHERE u.id = picked.id
+RETURNING u.id, u.task_type, u.payload, u.priority, u.available_at, u.attempt, u.free_attempts,
+          u.max_attempts, u.owner_id, u.idempotency_key, u.metadata, u.started_at;
+
+-- name: TaskClaimCandidates :many
+-- A claim under limits, after it locked the limit rows and counted the
+-- running tasks: the next claimable tasks of the types, locked, and the
+-- instant the claim starts their leases (TaskClaimMark).
+SELECT t.id, t.task_type, t.payload, t.priority, t.available_at, t.attempt, t.free_attempts,
+       t.max_attempts, t.owner_id, t.idempotency_key, t.metadata, now()::timestamptz AS claimed_at
+FROM leasegen_tasks t
+WHERE t.status = 'QUEUED'
+  AND t.task_type = ANY(@task_types::text[])
+  AND t.available_at <= now()
+  AND t.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
+ORDER BY t.priority DESC, t.available_at, t.id
+LIMIT @lim
+FOR UPDATE OF t SKIP LOCKED;
+
+-- name: TaskClaimMark :exec
+UPDATE leasegen_tasks SET
+  status = 'RUNNING',
+  attempt = attempt + 1,
+  lease_owner = @lease_owner,
+  lease_until = now() + sqlc.arg(lease_us)::bigint * interval '1 microsecond',
+  started_at = now(),
+  updated_at = now()
+WHERE id = ANY(@ids::bigint[]);
+
+-- name: TaskRenewMany :many
+-- One statement: the rows it returns are the leases it extended. It
+-- writes no indexed column, so each is a heap-only update.
+UPDATE leasegen_tasks SET
+  lease_until = now() + sqlc.arg(lease_us)::bigint * interval '1 microsecond',
+  updated_at = now()
+WHERE lease_owner = @lease_owner
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > now()
+  AND id = ANY(@ids::bigint[])
+RETURNING id, attempt, status;
+
+-- name: TaskComplete :execrows
+UPDATE leasegen_tasks SET
+  status = 'SUCCESS',
+  result = sqlc.narg(result),
+  finished_at = now(),
+  updated_at = now()
+WHERE id = @id
+  AND lease_owner = @lease_owner
+  AND attempt = @attempt
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > now();
+
+-- name: TaskCompleteMany :many
+-- Several of one owner's executions, each fenced on its own attempt and
+-- given its own result, in one statement; the rows it returns took effect.
+UPDATE leasegen_tasks t SET
+  status = 'SUCCESS',
+  result = r.result,
+  finished_at = now(),
+  updated_at = now()
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::integer[]) AS attempt, unnest(@results::text[]) AS result) AS r
+WHERE t.id = r.id
+  AND t.attempt = r.attempt
+  AND t.lease_owner = @lease_owner
+  AND t.status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND t.lease_until > now()
+RETURNING t.id;
+
+-- name: TaskFail :execrows
+-- next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
+-- cancellation was requested ends CANCELLED either way.
+UPDATE leasegen_tasks SET
+  finished_at = CASE WHEN status = 'CANCEL_REQUESTED' OR @next_status::text = 'FAILED' THEN now() ELSE NULL END,
+  available_at = now() + sqlc.arg(backoff_us)::bigint * interval '1 microsecond',
+  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED' ELSE @next_status::text END,
+  last_error = @last_error,
+  updated_at = now()
+WHERE id = @id
+  AND lease_owner = @lease_owner
+  AND attempt = @attempt
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > now();
+
+-- name: TaskRelease :execrows
+-- Snooze and shutdown release: QUEUED after delay_us without using an
+-- attempt; with no delay the task keeps its place in the queue. A task
+-- whose cancellation was requested ends CANCELLED instead.
+UPDATE leasegen_tasks SET
+  finished_at = CASE WHEN status = 'CANCEL_REQUESTED' THEN now() ELSE NULL END,
+  available_at = CASE WHEN @delay_us::bigint = 0 THEN available_at
+                      ELSE now() + sqlc.arg(delay_us)::bigint * interval '1 microsecond' END,
+  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED' ELSE 'QUEUED' END,
+  free_attempts = free_attempts + 1,
+  updated_at = now()
+WHERE id = @id
+  AND lease_owner = @lease_owner
+  AND attempt = @attempt
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > now();
+
+-- name: TaskReleaseUnstarted :execrows
+-- Claimed tasks whose handlers never started go back at their place,
+-- fenced on owner and each one's attempt but not on an unexpired lease: no
+-- handler ran, and while the row stays RUNNING at that attempt under owner
+-- nobody else can hold it.
+UPDATE leasegen_tasks t SET
+  finished_at = CASE WHEN t.status = 'CANCEL_REQUESTED' THEN now() ELSE NULL END,
+  status = CASE WHEN t.status = 'CANCEL_REQUESTED' THEN 'CANCELLED' ELSE 'QUEUED' END,
+  free_attempts = t.free_attempts + 1,
+  updated_at = now()
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::integer[]) AS attempt) AS r
+WHERE t.id = r.id
+  AND t.attempt = r.attempt
+  AND t.lease_owner = @lease_owner
+  AND t.status IN ('RUNNING', 'CANCEL_REQUESTED');
+
+-- name: TaskRowStates :many
+SELECT id, attempt, status, lease_owner FROM leasegen_tasks WHERE id = ANY(@ids::bigint[]);
+
+-- name: TaskRecover :many
+-- Expired leases, up to lim, skipping rows another recoverer holds:
+-- CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED at its old
+-- place while attempts remain, else FAILED. The running rows are few, so
+-- checking lease_until on each is cheap.
+WITH expired AS (
+  SELECT t.id, t.lease_until AS expired_at FROM leasegen_tasks t
+  WHERE t.status IN ('RUNNING', 'CANCEL_REQUESTED')
+    AND t.lease_until <= now()
+  ORDER BY t.lease_until
+  LIMIT @lim
+  FOR UPDATE OF t SKIP LOCKED
+)
+UPDATE leasegen_tasks u SET
+  finished_at = CASE WHEN u.status = 'CANCEL_REQUESTED' OR u.attempt - u.free_attempts >= u.max_attempts THEN now() ELSE NULL END,
+  last_error = CASE WHEN u.status = 'CANCEL_REQUESTED' THEN u.last_error
+                    ELSE 'lease expired: owner ' || u.lease_owner || ', attempt ' || u.attempt END,
+  status = CASE
+    WHEN u.status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+    WHEN u.attempt - u.free_attempts < u.max_attempts THEN 'QUEUED'
+    ELSE 'FAILED'
+  END,
+  updated_at = now()
+FROM expired
+WHERE u.id = expired.id
+RETURNING u.id, u.status, CAST(EXTRACT(EPOCH FROM now() - expired.expired_at) * 1000000 AS BIGINT) AS overdue_us;
+
+-- name: TaskCountByTypeStatus :many
+SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
+GROUP BY status, task_type;
+
+-- name: TaskOldestQueued :many
+SELECT task_type, MIN(available_at)::timestamptz AS oldest FROM leasegen_tasks
+WHERE status = 'QUEUED'
+GROUP BY task_type;
+
+-- name: TaskRunningByOwner :many
+SELECT lease_owner AS owner, COUNT(*) AS tasks FROM leasegen_tasks
+WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+GROUP BY lease_owner;
+
+-- name: TaskList :many
+-- Empty filters match everything; min_age_us keeps tasks created at least
+-- that long ago.
+SELECT * FROM leasegen_tasks
+WHERE (@status::text = '' OR status = @status::text)
+  AND (@task_type::text = '' OR task_type = @task_type::text)
+  AND (@owner_id::text = '' OR owner_id = @owner_id::text)
+  AND created_at <= now() - sqlc.arg(min_age_us)::bigint * interval '1 microsecond'
+ORDER BY id DESC
+LIMIT @lim;
+
+-- name: TaskRetry :execrows
+-- A FAILED or CANCELLED task runs again with all its attempts.
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  available_at = now(),
+  finished_at = NULL,
+  free_attempts = attempt,
+  updated_at = now()
+WHERE id = $1 AND status IN ('FAILED', 'CANCELLED');
+
+-- name: TaskPurge :execrows
+-- One batch of finished tasks older than the cutoff, through
+-- leasegen_tasks_finished.
+DELETE FROM leasegen_tasks
+WHERE id IN (
+  SELECT id FROM leasegen_tasks
+  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND finished_at < now() - sqlc.arg(age_us)::bigint * interval '1 microsecond'
+  LIMIT @lim
+);
+
+-- name: TaskClaimable :one
+-- The idle poll: one look into leasegen_tasks_queue. Paused types do not
+-- count.
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks t
+  WHERE t.status = 'QUEUED'
+    AND t.task_type = ANY(@task_types::text[])
+    AND t.available_at <= now()
+    AND t.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
+) AS claimable;
+
+-- name: TaskLeasesExpired :one
+-- A recovery pass looks first, without locks: most find nothing.
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
+    AND lease_until <= now()
+) AS expired;

@@ -1,0 +1,90 @@
+package leasepostgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
+	"github.com/leasegen/leasegen/runtime/driver/leasepostgres/internal/pgdb"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+func (s *store) RegisterWorker(ctx context.Context, r driver.WorkerRegistration, admit func(live []leasetype.WorkerInfo) error) error {
+	return s.retry(ctx, func() error {
+		return s.inTx(ctx, s.db, func(tx *sql.Tx) error {
+			if err := s.q.WorkerLockRegistry(ctx, tx); err != nil {
+				return fmt.Errorf("leasegen: lock the worker registry: %w", err)
+			}
+			if err := s.q.WorkerDeleteExpired(ctx, tx); err != nil {
+				return fmt.Errorf("leasegen: delete dead workers' rows: %w", err)
+			}
+			rows, err := s.q.WorkerListLive(ctx, tx)
+			if err != nil {
+				return fmt.Errorf("leasegen: list live workers: %w", err)
+			}
+			if err := admit(workersFromRows(rows)); err != nil {
+				return err
+			}
+			if err := s.q.WorkerDelete(ctx, tx, pgdb.WorkerDeleteParams{WorkerID: r.ID}); err != nil { // a predecessor's row on this host
+				return fmt.Errorf("leasegen: replace worker %q's old row: %w", r.ID, err)
+			}
+			if _, err := s.q.WorkerInsert(ctx, tx, workerRow(r)); err != nil {
+				return fmt.Errorf("leasegen: register worker %q: %w", r.ID, err)
+			}
+			return nil
+		})
+	})
+}
+
+func (s *store) RenewWorker(ctx context.Context, r driver.WorkerRegistration) (bool, error) {
+	n, err := s.q.WorkerRenew(ctx, s.db, pgdb.WorkerRenewParams{TtlUs: micros(r.TTL), WorkerID: r.ID})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: renew worker %q's row: %w", r.ID, err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	n, err = s.q.WorkerInsert(ctx, s.db, workerRow(r))
+	if err != nil {
+		return false, fmt.Errorf("leasegen: register worker %q again: %w", r.ID, err)
+	}
+	if n == 0 {
+		return false, fmt.Errorf("%w: %q was taken by another worker after this one's row expired: stop one of them", leasetype.ErrWorkerIDInUse, r.ID)
+	}
+	return false, nil
+}
+
+func (s *store) UnregisterWorker(ctx context.Context, id string) error {
+	if err := s.q.WorkerDelete(ctx, s.db, pgdb.WorkerDeleteParams{WorkerID: id}); err != nil {
+		return fmt.Errorf("leasegen: delete worker %q's row: %w", id, err)
+	}
+	return nil
+}
+
+func (s *store) LiveWorkers(ctx context.Context) ([]leasetype.WorkerInfo, error) {
+	rows, err := s.q.WorkerListLive(ctx, s.db)
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: list live workers: %w", err)
+	}
+	return workersFromRows(rows), nil
+}
+
+func workerRow(r driver.WorkerRegistration) pgdb.WorkerInsertParams {
+	return pgdb.WorkerInsertParams{
+		WorkerID: r.ID, Host: r.Host, Pid: int32(r.PID), TtlUs: micros(r.TTL),
+		MaxConcurrency: int32(r.MaxConcurrency), GlobalLimit: int32(r.GlobalLimit), TaskLimits: sqlbuild.EncodeLimits(r.TaskLimits),
+	}
+}
+
+func workersFromRows(rows []pgdb.LeasegenWorker) []leasetype.WorkerInfo {
+	out := make([]leasetype.WorkerInfo, len(rows))
+	for i, r := range rows {
+		out[i] = leasetype.WorkerInfo{
+			ID: r.WorkerID, Host: r.Host, PID: int(r.Pid), StartedAt: r.StartedAt.UTC(), AliveUntil: r.AliveUntil.UTC(),
+			MaxConcurrency: int(r.MaxConcurrency), GlobalLimit: int(r.GlobalLimit), TaskLimits: sqlbuild.DecodeLimits(r.TaskLimits),
+		}
+	}
+	return out
+}
