@@ -1,6 +1,7 @@
 package leasepostgres
 
 import (
+	"context"
 	"database/sql"
 	"net/url"
 	"strconv"
@@ -63,6 +64,8 @@ func withServerAddr(dsn, addr string) string {
 
 // TestMain fails on any goroutine still running after the tests: every
 // worker loop must be joined by Stop.
+var bg = context.Background()
+
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) { drivertest.Exercise(t, &harness) }
