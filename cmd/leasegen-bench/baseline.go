@@ -33,6 +33,11 @@ func ceiling(ctx context.Context, s *scratch, t *table) error {
 	if err := queue(ctx, s, "noop", rows); err != nil {
 		return err
 	}
+	if s.kind == kindPostgres {
+		return ceilingFigures(t, func(queries ...string) func(int, int) (float64, error) {
+			return func(rows, rounds int) (float64, error) { return updateRate(ctx, s, rows, rounds, queries...) }
+		}, rows, []string{pgCeilingClaim, pgCeilingComplete}, []string{pgCeilingFlip})
+	}
 	now := nowSQL(s.kind)
 	lease := now + " + 60000"
 	if s.kind == kindMySQL {
@@ -44,15 +49,23 @@ func ceiling(ctx context.Context, s *scratch, t *table) error {
 	complete := "UPDATE leasegen_tasks SET status = 'SUCCESS', result = NULL, due_at = " + now + ", updated_at = " + now + ids
 	flip := "UPDATE leasegen_tasks SET status = CASE WHEN status = 'SUCCESS' THEN 'QUEUED' ELSE 'SUCCESS' END, updated_at = " +
 		now + ", attempt = attempt + 1" + ids
-	rate, err := updateRate(ctx, s, rows, 1, claim, complete)
+	return ceilingFigures(t, func(queries ...string) func(int, int) (float64, error) {
+		return func(rows, rounds int) (float64, error) { return updateRate(ctx, s, rows, rounds, queries...) }
+	}, rows, []string{claim, complete}, []string{flip})
+}
+
+// ceilingFigures adds the two ceilings: a task's two updates once, and the
+// status flip twice, over rows rows.
+func ceilingFigures(t *table, rate func(queries ...string) func(rows, rounds int) (float64, error), rows int, task, flip []string) error {
+	r, err := rate(task...)(rows, 1)
 	if err != nil {
 		return err
 	}
-	t.add(ceilingName, "rows/s", rate)
-	if rate, err = updateRate(ctx, s, rows, 2, flip); err != nil {
+	t.add(ceilingName, "rows/s", r)
+	if r, err = rate(flip...)(rows, 2); err != nil {
 		return err
 	}
-	t.add(flipsCeilingName, "rows/s", rate)
+	t.add(flipsCeilingName, "rows/s", r)
 	return nil
 }
 
@@ -60,11 +73,17 @@ func ceiling(ctx context.Context, s *scratch, t *table) error {
 // times, and returns the rows updated per second.
 func updateRate(ctx context.Context, s *scratch, rows, rounds int, queries ...string) (float64, error) {
 	args := make([]any, ceilingBatch)
+	ids := make([]int64, ceilingBatch) // PostgreSQL's one array argument
 	start := time.Now()
 	for range rounds {
 		for first := 1; first <= rows; first += ceilingBatch {
 			for i := range args {
 				args[i] = first + i
+				ids[i] = int64(first + i)
+			}
+			args := args
+			if s.kind == kindPostgres {
+				args = []any{ids}
 			}
 			for _, q := range queries {
 				if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
@@ -117,6 +136,9 @@ func naive(ctx context.Context, s *scratch, t *table) error {
 // left. SQLite's stale-snapshot errors are retried, as the article's loop
 // would retry a failed claim.
 func naiveOne(ctx context.Context, s *scratch, owner string) (bool, error) {
+	if s.kind == kindPostgres {
+		return naivePostgres(ctx, s, owner)
+	}
 	now := nowSQL(s.kind)
 	lock := " FOR UPDATE SKIP LOCKED"
 	if s.kind == kindSQLite {
@@ -202,4 +224,33 @@ func nowSQL(kind string) string {
 		return "(SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))" // read once per statement, as the runtime does
 	}
 	return "NOW(3)"
+}
+
+// naivePostgres is naiveOne on PostgreSQL.
+func naivePostgres(ctx context.Context, s *scratch, owner string) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var id int64
+	err = tx.QueryRowContext(ctx, pgNaiveClaim).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, pgNaiveMark, owner, id); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	for _, stmt := range []string{pgNaiveRenew, pgNaiveComplete} {
+		if _, err := s.db.ExecContext(ctx, stmt, id, owner); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }

@@ -138,6 +138,9 @@ func successSpan(ctx context.Context, s *scratch) (int, time.Duration, error) {
 	query := `SELECT COUNT(*), COALESCE(CAST(TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(due_at)) AS SIGNED), 0)
 		FROM leasegen_tasks WHERE status = 'SUCCESS'`
 	unit := time.Microsecond
+	if s.kind == kindPostgres {
+		query = pgSuccessSpan
+	}
 	if s.kind == kindSQLite {
 		query = `SELECT COUNT(*), COALESCE(MAX(due_at) - MIN(started_at), 0) FROM leasegen_tasks WHERE status = 'SUCCESS'`
 		unit = time.Millisecond

@@ -43,7 +43,7 @@ type childOptions struct {
 
 func (c *childOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.mode, "child", "", "run as the benchmark's worker or enqueue process (used by the benchmark itself)")
-	fs.StringVar(&c.kind, "child-engine", kindSQLite, "child: mysql or sqlite")
+	fs.StringVar(&c.kind, "child-engine", kindSQLite, "child: mysql, postgres or sqlite")
 	fs.StringVar(&c.target, "child-db", "", "child: MySQL DSN or SQLite file")
 	fs.StringVar(&c.taskType, "child-type", "noop", "child: the task type")
 	fs.StringVar(&c.id, "child-id", "", "child worker: its worker id")

@@ -8,6 +8,7 @@
 // database, with its range.
 //
 //	go run ./cmd/leasegen-bench -mysql 'root@tcp(127.0.0.1:3306)/'   # scratch databases are created and dropped
+//	go run ./cmd/leasegen-bench -postgres 'postgres://u:pw@127.0.0.1:5432/postgres?sslmode=disable'
 //	go run ./cmd/leasegen-bench -sqlite                              # files in a temporary folder
 //	go run ./cmd/leasegen-bench -sqlite -only burn,ceiling -runs 1   # some figures only
 //
@@ -26,6 +27,7 @@ import (
 // options are the benchmark's flags.
 type options struct {
 	mysql       string
+	postgres    string
 	dbPrefix    string
 	sqlite      bool
 	runs        int
@@ -65,7 +67,8 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("leasegen-bench", flag.ContinueOnError)
 	fs.StringVar(&o.mysql, "mysql", "", "MySQL/MariaDB server DSN without a database (scratch databases are created and dropped)")
-	fs.StringVar(&o.dbPrefix, "db-prefix", "leasegen_bench_", "name prefix of the scratch MySQL databases")
+	fs.StringVar(&o.postgres, "postgres", "", "PostgreSQL server URL of a user that may create databases (scratch databases are created and dropped)")
+	fs.StringVar(&o.dbPrefix, "db-prefix", "leasegen_bench_", "name prefix of the scratch MySQL and PostgreSQL databases")
 	fs.BoolVar(&o.sqlite, "sqlite", false, "benchmark SQLite, in a temporary folder")
 	fs.IntVar(&o.runs, "runs", 3, "runs per figure; the median is shown")
 	fs.IntVar(&o.burn, "burn", 50000, "no-op tasks in each burn-down")
@@ -84,8 +87,8 @@ func parseFlags(args []string) (options, error) {
 	if o.child.mode != "" {
 		return o, nil
 	}
-	if (o.mysql == "") == !o.sqlite {
-		return o, fmt.Errorf("give -mysql DSN or -sqlite")
+	if n := countTrue(o.mysql != "", o.postgres != "", o.sqlite); n != 1 {
+		return o, fmt.Errorf("give one of -mysql DSN, -postgres URL and -sqlite")
 	}
 	for _, g := range strings.Split(*only, ",") {
 		if !slices.Contains(groups, g) {
@@ -101,10 +104,23 @@ func parseFlags(args []string) (options, error) {
 
 // kind is the engine the options select.
 func (o options) kind() string {
-	if o.sqlite {
+	switch {
+	case o.sqlite:
 		return kindSQLite
+	case o.postgres != "":
+		return kindPostgres
 	}
 	return kindMySQL
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 func (o options) wants(group string) bool { return slices.Contains(o.groups, group) }

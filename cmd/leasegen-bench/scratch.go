@@ -18,8 +18,9 @@ import (
 
 // Engine kinds.
 const (
-	kindMySQL  = "mysql"
-	kindSQLite = "sqlite"
+	kindMySQL    = "mysql"
+	kindPostgres = "postgres"
+	kindSQLite   = "sqlite"
 )
 
 // scratch is one fresh, migrated database for one run.
@@ -32,20 +33,27 @@ type scratch struct {
 	close  func()
 }
 
-// newScratch creates an empty database and migrates it: a MySQL database
-// named -db-prefix<random>, dropped by close, or a SQLite file in a
-// temporary folder.
+// newScratch creates an empty database and migrates it: a MySQL or
+// PostgreSQL database named -db-prefix<random>, dropped by close, or a
+// SQLite file in a temporary folder.
 func newScratch(ctx context.Context, o options) (*scratch, error) {
 	s := &scratch{kind: o.kind()}
 	var drop func()
-	if o.sqlite {
+	switch {
+	case o.sqlite:
 		dir, err := os.MkdirTemp("", "leasegen-bench-")
 		if err != nil {
 			return nil, err
 		}
 		s.target = filepath.Join(dir, "bench.db")
 		drop = func() { os.RemoveAll(dir) }
-	} else {
+	case o.postgres != "":
+		dsn, dropDB, err := createPostgresDatabase(ctx, o.postgres, o.dbPrefix)
+		if err != nil {
+			return nil, err
+		}
+		s.target, drop = dsn, dropDB
+	default:
 		dsn, dropDB, err := createMySQLDatabase(ctx, o.mysql, o.dbPrefix)
 		if err != nil {
 			return nil, err
@@ -101,8 +109,11 @@ func createMySQLDatabase(ctx context.Context, serverDSN, prefix string) (string,
 // openEngine opens a pool and an engine on target, in this process or in
 // a worker process.
 func openEngine(kind, target string) (*sql.DB, *runtime.Engine, error) {
-	if kind == kindSQLite {
+	switch kind {
+	case kindSQLite:
 		return engines.SQLite(target, true)
+	case kindPostgres:
+		return engines.Postgres(target)
 	}
 	return engines.MySQL(target)
 }

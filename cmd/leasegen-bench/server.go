@@ -54,6 +54,9 @@ func describeServer(ctx context.Context, w io.Writer, s *scratch) error {
 		fmt.Fprintf(w, "server: SQLite %s (modernc.org/sqlite, in process), journal_mode=%s, synchronous=%d (2 = FULL)\n", version, journal, sync)
 		return nil
 	}
+	if s.kind == kindPostgres {
+		return describePostgres(ctx, w, s.db)
+	}
 	var version, flush, syncBinlog, logBin, doublewrite, pool string
 	err := s.db.QueryRowContext(ctx, `SELECT VERSION(), @@innodb_flush_log_at_trx_commit, @@sync_binlog,
 		@@log_bin, @@innodb_doublewrite, @@innodb_buffer_pool_size DIV 1048576`).
