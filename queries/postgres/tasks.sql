@@ -65,35 +65,10 @@ WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
 GROUP BY task_type;
 
 -- name: TaskClaim :many
--- A claim in one statement: lock the next claimable tasks in claim order,
--- skipping those another claim holds, and start their leases, returning
--- what an execution needs. A type's lease is its entry in lease_types and
--- lease_us, else default_lease_us. PostgreSQL evaluates the paused-types
--- subquery once per statement.
-WITH picked AS (
-  SELECT t.id FROM leasegen_tasks t
-  WHERE t.status = 'QUEUED'
-    AND t.task_type = ANY(@task_types::text[])
-    AND t.available_at <= now()
-    AND t.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
-  ORDER BY t.priority DESC, t.available_at, t.id
-  LIMIT @lim
-  FOR UPDATE OF t SKIP LOCKED
-)
-UPDATE leasegen_tasks u SET
-  status = 'RUNNING',
-  attempt = u.attempt + 1,
-  lease_owner = @lease_owner,
-  lease_until = now() + COALESCE(
-    (SELECT l.us FROM (SELECT unnest(@lease_types::text[]) AS task_type, unnest(@lease_us::bigint[]) AS us) AS l
-     WHERE l.task_type = u.task_type),
-    @default_lease_us::bigint) * interval '1 microsecond',
-  started_at = now(),
-  updated_at = now()
-FROM picked
-WHERE u.id = picked.id
-RETURNING u.id, u.task_type, u.payload, u.priority, u.available_at, u.attempt, u.free_attempts,
-          u.max_attempts, u.owner_id, u.idempotency_key, u.metadata, u.started_at;
+-- A claim in one statement: leasegen_claim (migration 0001) locks the next
+-- claimable tasks in claim order and starts their leases.
+SELECT * FROM leasegen_claim(@lease_owner::text, @task_types::text[], @lim::integer,
+  @default_lease_us::bigint, @lease_types::text[], @lease_us::bigint[]);
 
 -- name: TaskClaimCandidates :many
 -- A claim under limits, after it locked the limit rows and counted the

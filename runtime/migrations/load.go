@@ -41,17 +41,22 @@ func Load(fsys fs.FS) ([]Step, error) {
 }
 
 // Split splits a migration file on semicolons that end a line, dropping
-// comment lines. Our migrations keep semicolons out of strings.
+// comment lines; a $$-quoted body (a PostgreSQL function's) is one part of
+// its statement. Our migrations keep semicolons out of strings.
 func Split(body string) []string {
 	var stmts []string
 	var cur strings.Builder
+	quoted := false // inside $$ ... $$
 	for line := range strings.Lines(body) {
 		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+		if trimmed == "" || (!quoted && strings.HasPrefix(trimmed, "--")) {
 			continue
 		}
 		cur.WriteString(line)
-		if strings.HasSuffix(trimmed, ";") {
+		if strings.Count(line, "$$")%2 == 1 {
+			quoted = !quoted
+		}
+		if !quoted && strings.HasSuffix(trimmed, ";") {
 			stmts = append(stmts, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
 			cur.Reset()
 		}

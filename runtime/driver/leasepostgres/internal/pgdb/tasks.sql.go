@@ -36,90 +36,58 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 }
 
 const taskClaim = `-- name: TaskClaim :many
-WITH picked AS (
-  SELECT t.id FROM leasegen_tasks t
-  WHERE t.status = 'QUEUED'
-    AND t.task_type = ANY($5::text[])
-    AND t.available_at <= now()
-    AND t.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
-  ORDER BY t.priority DESC, t.available_at, t.id
-  LIMIT $6
-  FOR UPDATE OF t SKIP LOCKED
-)
-UPDATE leasegen_tasks u SET
-  status = 'RUNNING',
-  attempt = u.attempt + 1,
-  lease_owner = $1,
-  lease_until = now() + COALESCE(
-    (SELECT l.us FROM (SELECT unnest($2::text[]) AS task_type, unnest($3::bigint[]) AS us) AS l
-     WHERE l.task_type = u.task_type),
-    $4::bigint) * interval '1 microsecond',
-  started_at = now(),
-  updated_at = now()
-FROM picked
-WHERE u.id = picked.id
-RETURNING u.id, u.task_type, u.payload, u.priority, u.available_at, u.attempt, u.free_attempts,
-          u.max_attempts, u.owner_id, u.idempotency_key, u.metadata, u.started_at
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata FROM leasegen_claim($1::text, $2::text[], $3::integer,
+  $4::bigint, $5::text[], $6::bigint[])
 `
 
 type TaskClaimParams struct {
 	LeaseOwner     string
-	LeaseTypes     []string
-	LeaseUs        []int64
-	DefaultLeaseUs int64
 	TaskTypes      []string
 	Lim            int32
+	DefaultLeaseUs int64
+	LeaseTypes     []string
+	LeaseUs        []int64
 }
 
-type TaskClaimRow struct {
-	ID             int64
-	TaskType       string
-	Payload        []byte
-	Priority       int32
-	AvailableAt    time.Time
-	Attempt        int32
-	FreeAttempts   int32
-	MaxAttempts    int32
-	OwnerID        string
-	IdempotencyKey sql.NullString
-	Metadata       sql.NullString
-	StartedAt      sql.NullTime
-}
-
-// A claim in one statement: lock the next claimable tasks in claim order,
-// skipping those another claim holds, and start their leases, returning
-// what an execution needs. A type's lease is its entry in lease_types and
-// lease_us, else default_lease_us. PostgreSQL evaluates the paused-types
-// subquery once per statement.
-func (q *Queries) TaskClaim(ctx context.Context, db DBTX, arg TaskClaimParams) ([]TaskClaimRow, error) {
+// A claim in one statement: leasegen_claim (migration 0001) locks the next
+// claimable tasks in claim order and starts their leases.
+func (q *Queries) TaskClaim(ctx context.Context, db DBTX, arg TaskClaimParams) ([]LeasegenTask, error) {
 	rows, err := db.QueryContext(ctx, taskClaim,
 		arg.LeaseOwner,
-		pq.Array(arg.LeaseTypes),
-		pq.Array(arg.LeaseUs),
-		arg.DefaultLeaseUs,
 		pq.Array(arg.TaskTypes),
 		arg.Lim,
+		arg.DefaultLeaseUs,
+		pq.Array(arg.LeaseTypes),
+		pq.Array(arg.LeaseUs),
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []TaskClaimRow
+	var items []LeasegenTask
 	for rows.Next() {
-		var i TaskClaimRow
+		var i LeasegenTask
 		if err := rows.Scan(
 			&i.ID,
 			&i.TaskType,
+			&i.Status,
 			&i.Payload,
 			&i.Priority,
 			&i.AvailableAt,
 			&i.Attempt,
 			&i.FreeAttempts,
 			&i.MaxAttempts,
+			&i.LeaseOwner,
+			&i.LeaseUntil,
 			&i.OwnerID,
 			&i.IdempotencyKey,
-			&i.Metadata,
+			&i.LastError,
+			&i.Result,
+			&i.CreatedAt,
+			&i.UpdatedAt,
 			&i.StartedAt,
+			&i.FinishedAt,
+			&i.Metadata,
 		); err != nil {
 			return nil, err
 		}
