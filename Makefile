@@ -16,9 +16,9 @@ FUZZTIME ?= 10s
 
 # Packages outside ./... : the example service and the golden cases.
 TESTDATA := ./testdata/example/... ./testdata/golden/...
-# Adapters with libraries of their own, each a module of its own so that
-# those libraries stay out of a service's module graph.
-CONTRIB := contrib/leaseotel
+# Modules of their own, so that their libraries stay out of a service's
+# module graph: adapters, and River for the benchmark's comparison.
+CONTRIB := contrib/leaseotel bench/river
 # Packages with tests on a MySQL server.
 MYSQL_PKGS := ./runtime/driver/leasemysql/ ./metrics/ ./internal/leasectl/ ./internal/engines/ ./cmd/leasegen-bench/ ./testdata/example/billing/
 # Sets LEASEGEN_MYSQL_DSN to Oracle MySQL 9.7, building and starting it when
@@ -71,7 +71,7 @@ bench-smoke: ## run each Go benchmark of the hot paths once, so that they keep w
 bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
 	scripts/gen-bench.sh
 
-bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~15 min an engine) on SQLite and, when up, MariaDB and MySQL 9.7 (make mysql97)
+bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~15 min an engine) on SQLite and, when up, MariaDB, MySQL 9.7 (make mysql97) and PostgreSQL beside River
 	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/driver/leasemysql/ ./runtime/driver/leasesqlite/ ./runtime/driver/leasepostgres/
 	$(GO) run ./cmd/leasegen-bench -sqlite
 	@if mariadb-admin -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1; then \
@@ -80,3 +80,7 @@ bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~
 	@if mariadb-admin -uroot --protocol=tcp -h127.0.0.1 -P3307 ping >/dev/null 2>&1; then \
 		$(GO) run ./cmd/leasegen-bench -mysql 'root@tcp(127.0.0.1:3307)/'; \
 	else echo "MySQL 9.7 is not up (make mysql97 starts it): its figures skipped"; fi
+	@eval "$$(scripts/postgres-env.sh)"; if [ -n "$${LEASEGEN_POSTGRES_DSN:-}" ]; then \
+		bin=$$(mktemp -d) && $(GO) build -C bench/river -o $$bin/riverbench . && \
+		$(GO) run ./cmd/leasegen-bench -postgres "$$LEASEGEN_POSTGRES_DSN" -river $$bin/riverbench; rm -rf $$bin; \
+	else echo "PostgreSQL is not up: its figures, and River's, skipped"; fi

@@ -41,10 +41,14 @@ type options struct {
 	groups      []string
 	profileDirs string
 	child       childOptions
+	// River, in the same passes (-river, with -postgres).
+	river         string
+	riverCooldown time.Duration
+	riverPoll     time.Duration
 }
 
 // groups are the figure groups, in the order they run and print.
-var groups = []string{"enqueue", "burn", "ceiling", "latency", "recovery", "footprint"}
+var groups = []string{"enqueue", "burn", "ceiling", "latency", "recovery", "footprint", "river"}
 
 func main() {
 	o, err := parseFlags(os.Args[1:])
@@ -80,6 +84,9 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.idle, "idle", 30*time.Second, "how long a latency run's worker sits idle before the idle figures (30s spans one recovery pass)")
 	only := fs.String("only", strings.Join(groups, ","), "figure groups to run: "+strings.Join(groups, ", "))
 	fs.StringVar(&o.profileDirs, "cpuprofile", "", "folder for CPU profiles of the burn-down worker processes")
+	fs.StringVar(&o.river, "river", "", "with -postgres: a riverbench binary (go build -C bench/river) whose figures join each pass")
+	fs.DurationVar(&o.riverCooldown, "river-fetch-cooldown", time.Millisecond, "River's FetchCooldown (its default 100ms caps 100 workers at 1,000 jobs/s)")
+	fs.DurationVar(&o.riverPoll, "river-fetch-poll", 100*time.Millisecond, "River's FetchPollInterval")
 	o.child.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -89,6 +96,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if n := countTrue(o.mysql != "", o.postgres != "", o.sqlite); n != 1 {
 		return o, fmt.Errorf("give one of -mysql DSN, -postgres URL and -sqlite")
+	}
+	if o.river != "" && o.postgres == "" {
+		return o, fmt.Errorf("-river needs -postgres: River runs on PostgreSQL only")
 	}
 	for _, g := range strings.Split(*only, ",") {
 		if !slices.Contains(groups, g) {

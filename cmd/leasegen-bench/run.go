@@ -42,6 +42,16 @@ func steps(o options) []step {
 	}...)
 }
 
+// passSteps are a pass's steps: leasegen's, then River's when -river is
+// set, so that both saw the same machine in the same minutes.
+func passSteps(o options) []step {
+	all := steps(o)
+	if o.river != "" {
+		all = append(all, riverSteps(o)...)
+	}
+	return all
+}
+
 // run measures the figures of o's groups and prints the table and what it
 // says against the targets.
 func run(o options, out io.Writer) error {
@@ -66,7 +76,7 @@ func run(o options, out io.Writer) error {
 	// against each other (a burn-down against the ceiling) saw the same
 	// machine: its speed moves by up to 2x within an hour.
 	for i := range o.runs {
-		for _, st := range steps(o) {
+		for _, st := range passSteps(o) {
 			if !o.wants(st.group) {
 				continue
 			}
@@ -86,5 +96,6 @@ func run(o options, out io.Writer) error {
 	t.print(out)
 	fmt.Fprintln(out)
 	printVerdicts(out, o, t)
+	printRiverVerdicts(out, o, t)
 	return nil
 }
