@@ -150,7 +150,7 @@ func outcomeUnknown(err error, kind driver.ErrorKind) bool {
 		return true
 	}
 	var opErr *net.OpError
-	if errors.Is(err, sqldriver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &opErr) && opErr.Op == "dial") {
+	if kind == driver.KindNotSent || errors.Is(err, sqldriver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &opErr) && opErr.Op == "dial") {
 		return false
 	}
 	return errors.As(err, &opErr) || kind == driver.KindConnLost ||
@@ -165,7 +165,7 @@ func unavailable(err error, kind driver.ErrorKind) bool {
 		return false
 	}
 	var opErr *net.OpError
-	return errors.As(err, &opErr) || kind == driver.KindConnLost ||
+	return errors.As(err, &opErr) || kind == driver.KindConnLost || kind == driver.KindNotSent ||
 		errors.Is(err, sqldriver.ErrBadConn) ||
 		errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) ||

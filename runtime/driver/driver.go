@@ -284,6 +284,10 @@ const (
 	KindOther    ErrorKind = iota // none of the below
 	KindNoTable                   // a leasegen table does not exist
 	KindConnLost                  // the connection was lost mid-statement
+	// KindNotSent is a connection found broken before the statement left:
+	// nothing was written (pgx reports it; database/sql's own retry on
+	// driver.ErrBadConn covers drivers that detect it earlier).
+	KindNotSent
 )
 
 // LimitScopes lists, in lock order, the limit scopes a claim must lock:

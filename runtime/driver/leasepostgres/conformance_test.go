@@ -26,6 +26,7 @@ var harness = drivertest.Harness{
 	Placeholder:    func(n int) string { return "$" + strconv.Itoa(n) },
 	ServerAddr:     serverAddr,
 	WithServerAddr: withServerAddr,
+	PrivateServer:  func(t testing.TB) drivertest.Server { return pgtest.StartServer(t) },
 }
 
 func openPool(dsn string) (*sql.DB, error) {

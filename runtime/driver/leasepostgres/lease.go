@@ -191,11 +191,18 @@ func (s *store) BeginExecutionTx(ctx context.Context, lease time.Duration) (*sql
 func beginBounded(ctx context.Context, db *sql.DB, idle time.Duration) (*sql.Tx, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, notStarted{err}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", idle.Milliseconds())); err != nil {
 		_ = tx.Rollback()
-		return nil, err
+		return nil, notStarted{err}
 	}
 	return tx, nil
 }
+
+// notStarted is a transaction that failed to begin: whatever pgx says of
+// the connection, none of the transaction's writes was sent.
+type notStarted struct{ err error }
+
+func (e notStarted) Error() string { return e.err.Error() }
+func (e notStarted) Unwrap() error { return e.err }

@@ -109,9 +109,9 @@ const (
 	codeIdleInTxTimeout      = "25P03"
 )
 
-// ErrorKind reads the server's SQLSTATE: a missing table, or a server
-// that ended the session (shutting down, starting up, an idle transaction
-// timed out).
+// ErrorKind reads the server's SQLSTATE (a missing table, or a server
+// that ended the session: shutting down, starting up, an idle transaction
+// timed out) and pgx's word that a statement was never sent.
 func (s *store) ErrorKind(err error) driver.ErrorKind {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -123,7 +123,11 @@ func (s *store) ErrorKind(err error) driver.ErrorKind {
 		}
 		return driver.KindOther
 	}
-	return driver.KindOther // a broken connection is a net or io error, which the runtime reads itself
+	var unstarted notStarted
+	if pgconn.SafeToRetry(err) || errors.As(err, &unstarted) {
+		return driver.KindNotSent // pgx found the connection closed before sending anything, or the transaction never began
+	}
+	return driver.KindOther // a connection broken mid-statement is a net or io error, which the runtime reads itself
 }
 
 // conflict reports an error that running the operation again can cure.

@@ -2,38 +2,24 @@ package leasesqlite
 
 import (
 	"context"
-	"fmt"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite/internal/sqlitedb"
 )
 
 func (s *store) SetPaused(ctx context.Context, taskType string, paused bool) (bool, error) {
-	var n int64
-	err := s.retry(ctx, func() error {
-		var err error
-		if paused {
-			n, err = s.q.PausedTypeInsert(ctx, s.db, sqlitedb.PausedTypeInsertParams{TaskType: taskType})
-		} else {
-			n, err = s.q.PausedTypeDelete(ctx, s.db, sqlitedb.PausedTypeDeleteParams{TaskType: taskType})
-		}
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("leasegen: pause or resume %s: %w", taskType, err)
-	}
-	return n > 0, nil
+	return sqlbuild.SetPaused(ctx, s.retry, taskType, paused,
+		func() (int64, error) {
+			return s.q.PausedTypeInsert(ctx, s.db, sqlitedb.PausedTypeInsertParams{TaskType: taskType})
+		},
+		func() (int64, error) {
+			return s.q.PausedTypeDelete(ctx, s.db, sqlitedb.PausedTypeDeleteParams{TaskType: taskType})
+		})
 }
 
 // pausedTypes maps each paused type to when it was paused.
 func (s *store) pausedTypes(ctx context.Context) (map[string]time.Time, error) {
 	rows, err := s.q.PausedTypeList(ctx, s.db)
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: list paused task types: %w", err)
-	}
-	paused := make(map[string]time.Time, len(rows))
-	for _, r := range rows {
-		paused[r.TaskType] = fromMillis(r.PausedAt)
-	}
-	return paused, nil
+	return sqlbuild.PausedTypes(rows, err, func(r sqlitedb.LeasegenPausedType) (string, time.Time) { return r.TaskType, fromMillis(r.PausedAt) })
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -89,4 +90,38 @@ func AssembleQueueStats[C, O, R any](counts []C, oldest []O, running []R,
 		st.RunningByWorker[owner] = n
 	}
 	return st
+}
+
+// SetPaused runs pause (or resume when paused is false) under retry and
+// reports whether it changed a row: the part of Driver.SetPaused that no
+// engine writes differently.
+func SetPaused(ctx context.Context, retry func(context.Context, func() error) error, taskType string, paused bool,
+	pause, resume func() (int64, error)) (bool, error) {
+	var n int64
+	err := retry(ctx, func() error {
+		var err error
+		if paused {
+			n, err = pause()
+		} else {
+			n, err = resume()
+		}
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("leasegen: pause or resume %s: %w", taskType, err)
+	}
+	return n > 0, nil
+}
+
+// PausedTypes maps each paused type of rows to when it was paused.
+func PausedTypes[R any](rows []R, err error, row func(R) (string, time.Time)) (map[string]time.Time, error) {
+	if err != nil {
+		return nil, fmt.Errorf("leasegen: list paused task types: %w", err)
+	}
+	paused := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		typ, at := row(r)
+		paused[typ] = at
+	}
+	return paused, nil
 }
