@@ -49,7 +49,7 @@ test: ## all tests; MySQL and PostgreSQL ones on the local servers when they run
 	@for m in $(CONTRIB); do (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
 test-mysql97: ## the MySQL-engine tests again, on Oracle MySQL 9.7 (127.0.0.1:3307, built by scripts/mysql97.sh)
-	@$(MYSQL97_ENV); $(GO) test -count=1 -timeout 15m $(MYSQL_PKGS)
+	@$(MYSQL97_ENV); eval "$$(scripts/postgres-env.sh)"; $(GO) test -count=1 -timeout 15m $(MYSQL_PKGS)
 
 mysql97: ## build (once) and start Oracle MySQL 9.7 on 127.0.0.1:3307 for tests, the demo and benchmarks
 	scripts/mysql97.sh start
