@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/leasegen/leasegen/internal/engines"
+	"github.com/leasegen/leasegen/internal/placeholder"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -25,7 +26,7 @@ func openEngine(c config) (*runtime.Engine, string, error) {
 // in the placeholders of c's engine.
 func sqlFor(c config) func(string) string {
 	if engines.IsPostgres(c.dsn) {
-		return engines.Dollar
+		return func(q string) string { return placeholder.Rewrite(q, placeholder.Dollar) }
 	}
 	return func(q string) string { return q }
 }

@@ -60,7 +60,7 @@ func StartServer(t testing.TB) *Server {
 	run("chown", "-R", "mysql:mysql", dir)
 	run("mariadb-install-db", "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--tmpdir="+filepath.Join(dir, "tmp"),
 		"--user=mysql", "--auth-root-authentication-method=normal", "--skip-test-db")
-	s := &Server{t: t, dir: dir, port: freePort(t)}
+	s := &Server{t: t, dir: dir, port: FreePort(t)}
 	s.DSN = fmt.Sprintf("root@tcp(127.0.0.1:%d)/", s.port)
 	t.Cleanup(func() {
 		s.Kill()
@@ -70,7 +70,9 @@ func StartServer(t testing.TB) *Server {
 	return s
 }
 
-func freePort(t testing.TB) int {
+// FreePort returns a loopback port nothing listens on, for a private
+// server.
+func FreePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

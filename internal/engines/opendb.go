@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/leasegen/leasegen/runtime"
@@ -63,20 +62,4 @@ func SQLite(path string, create bool) (*sql.DB, *runtime.Engine, error) {
 // -dsn tells from a MySQL DSN by its scheme.
 func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
-
-// Dollar rewrites a statement written with ? placeholders (and no ? in
-// its literals) into PostgreSQL's $1, $2, ...
-func Dollar(query string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
 )
 
 // Server is a private PostgreSQL cluster for fault tests: they kill and
@@ -66,7 +67,7 @@ func StartServer(t testing.TB) *Server {
 	if err := os.Chown(dir, uid, gid); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, dir: dir, port: freePort(t), cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	s := &Server{t: t, dir: dir, port: dbtest.FreePort(t), cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	s.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
 	initdb := exec.Command(filepath.Join(binDir, "initdb"), "-D", s.data(), "-U", "postgres", "-A", "trust", "--no-sync", "--no-instructions")
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
@@ -82,15 +83,6 @@ func StartServer(t testing.TB) *Server {
 }
 
 func (s *Server) data() string { return filepath.Join(s.dir, "data") }
-
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // Start runs the server on its data directory and waits until it answers.
 func (s *Server) Start() {

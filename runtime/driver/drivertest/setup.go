@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/placeholder"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
 )
@@ -109,17 +109,7 @@ func (h *Harness) SQL(query string) string {
 	if h.Placeholder == nil {
 		return query
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString(h.Placeholder(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return placeholder.Rewrite(query, h.Placeholder)
 }
 
 // leaseColumn is LeaseColumn or its default.

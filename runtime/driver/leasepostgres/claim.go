@@ -32,7 +32,7 @@ func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.Cl
 			claimed, err = s.claimOne(ctx, req)
 			return err
 		}
-		return s.inTx(ctx, s.db, func(tx *sql.Tx) error {
+		return s.inTx(ctx, s.db, orderedScans, func(tx *sql.Tx) error {
 			claimed, err = s.claimLimited(ctx, tx, req)
 			return err
 		})
@@ -71,14 +71,6 @@ func (s *store) claimOne(ctx context.Context, req driver.ClaimRequest) ([]driver
 }
 
 func (s *store) claimLimited(ctx context.Context, tx *sql.Tx, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
-	// The plan leasegen_claim's SET clause forces, for this transaction's
-	// candidate queries: the ordered scan of leasegen_tasks_queue.
-	if _, err := tx.ExecContext(ctx, "SET LOCAL enable_bitmapscan = off"); err != nil {
-		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-		return nil, err
-	}
 	picked, err := sqlbuild.PlanClaim(ctx, pgClaimSource{s: s, tx: tx}, req)
 	if err != nil || len(picked) == 0 {
 		return nil, err

@@ -4,12 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
-	"strconv"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/leasegen/leasegen/internal/dbtest/pgtest"
+	"github.com/leasegen/leasegen/internal/placeholder"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 )
 
@@ -23,7 +23,7 @@ var harness = drivertest.Harness{
 	ExpireSQL:      "UPDATE leasegen_tasks SET lease_until = now() - interval '1 second' WHERE id = $1",
 	MillisUntilSQL: "SELECT CAST(EXTRACT(EPOCH FROM (%s - now())) * 1000 AS BIGINT) FROM leasegen_tasks WHERE id = $1",
 	LeaseColumn:    "lease_until",
-	Placeholder:    func(n int) string { return "$" + strconv.Itoa(n) },
+	Placeholder:    placeholder.Dollar,
 	ServerAddr:     serverAddr,
 	WithServerAddr: withServerAddr,
 	PrivateServer:  func(t testing.TB) drivertest.Server { return pgtest.StartServer(t) },

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
@@ -35,7 +34,7 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 	}
 	if db, ok := q.(*sql.DB); ok {
 		var ids []leasetype.TaskID
-		err := s.inTx(ctx, db, func(tx *sql.Tx) error {
+		err := s.inTx(ctx, db, "", func(tx *sql.Tx) error {
 			var err error
 			ids, err = s.insertChunks(ctx, tx, tasks)
 			return err
@@ -43,28 +42,6 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 		return ids, err
 	}
 	return s.insertChunks(ctx, q, tasks)
-}
-
-// txSessionIdle is how long the server keeps a limited claim's, a
-// worker start's or a batch enqueue's transaction open after its client
-// stops talking: a worker cut off in the middle of one (a partition, a
-// frozen process) holds the rows it locked, the limit rows every limited
-// claim waits for among them, at most this long; then the server ends its
-// session and rolls the transaction back.
-const txSessionIdle = 2 * time.Second
-
-// inTx runs fn in a READ COMMITTED transaction of db's that the server
-// ends after txSessionIdle without a statement.
-func (s *store) inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
-	tx, err := beginBounded(ctx, db, txSessionIdle)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 func (s *store) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -181,19 +182,50 @@ func (s *store) RecordKey(ctx context.Context, tx *sql.Tx, taskType, key string,
 // the handler's writes and its COMMIT holds the task's row, and the
 // handler's, no longer than that.
 func (s *store) BeginExecutionTx(ctx context.Context, lease time.Duration) (*sql.Tx, func(), error) {
-	tx, err := beginBounded(ctx, s.db, lease+time.Second)
+	tx, err := beginBounded(ctx, s.db, lease+time.Second, "")
 	return tx, func() {}, err
 }
 
+// txSessionIdle is how long the server keeps a limited claim's, a
+// worker start's or a batch enqueue's transaction open after its client
+// stops talking: a worker cut off in the middle of one (a partition, a
+// frozen process) holds the rows it locked, the limit rows every limited
+// claim waits for among them, at most this long; then the server ends its
+// session and rolls the transaction back.
+const txSessionIdle = 2 * time.Second
+
+// inTx runs fn in a READ COMMITTED transaction of db's that the server
+// ends after txSessionIdle without a statement, with the local settings
+// also (see beginBounded).
+func (s *store) inTx(ctx context.Context, db *sql.DB, also string, fn func(tx *sql.Tx) error) error {
+	tx, err := beginBounded(ctx, db, txSessionIdle, also)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// orderedScans, as beginBounded's also, turns plain scans off for a
+// limited claim's transaction, as leasegen_claim's SET clause does for the
+// one-statement claim: its candidate queries keep to the ordered scan of
+// leasegen_tasks_queue even before the table has statistics.
+const orderedScans = ", set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)"
+
 // beginBounded begins a transaction that the server ends, closing the
-// session, when it sits idle for idle. SET LOCAL ends with the
-// transaction, so the pooled connection keeps its own settings.
-func beginBounded(ctx context.Context, db *sql.DB, idle time.Duration) (*sql.Tx, error) {
+// session, when it sits idle for idle, and applies the further
+// set_config calls in also, in the same statement. The settings are local
+// to the transaction, so the pooled connection keeps its own.
+func beginBounded(ctx context.Context, db *sql.DB, idle time.Duration, also string) (*sql.Tx, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, notStarted{err}
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", idle.Milliseconds())); err != nil {
+	set := "SELECT set_config('idle_in_transaction_session_timeout', $1, true)" + also
+	if _, err := tx.ExecContext(ctx, set, strconv.FormatInt(idle.Milliseconds(), 10)); err != nil {
 		_ = tx.Rollback()
 		return nil, notStarted{err}
 	}

@@ -13,7 +13,7 @@ import (
 
 func (s *store) RegisterWorker(ctx context.Context, r driver.WorkerRegistration, admit func(live []leasetype.WorkerInfo) error) error {
 	return s.retry(ctx, func() error {
-		return s.inTx(ctx, s.db, func(tx *sql.Tx) error {
+		return s.inTx(ctx, s.db, "", func(tx *sql.Tx) error {
 			if err := s.q.WorkerLockRegistry(ctx, tx); err != nil {
 				return fmt.Errorf("leasegen: lock the worker registry: %w", err)
 			}
