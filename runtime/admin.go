@@ -79,7 +79,8 @@ func (c *Client) Pause(ctx context.Context, taskType string) error {
 }
 
 // Resume lets workers claim tasks of taskType again, after Pause. Workers
-// of this process look at once, others at their next poll. Resuming a type
+// of this process look at once, others at their next poll (woken at once
+// by an engine that carries wake-ups between processes). Resuming a type
 // that is not paused changes nothing.
 func (c *Client) Resume(ctx context.Context, taskType string) error {
 	if err := c.setPaused(ctx, taskType, false); err != nil {

@@ -110,8 +110,12 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []Request) ([]TaskID, err
 	if err != nil {
 		return nil, err
 	}
+	notified := make(map[string]bool, 1) // a batch is mostly of one type
 	for _, r := range reqs {
-		c.engine.driver.Notify(r.Type)
+		if !notified[r.Type] {
+			notified[r.Type] = true
+			c.engine.driver.Notify(r.Type)
+		}
 	}
 	return ids, nil
 }
