@@ -38,6 +38,10 @@ type Metrics struct {
 	queueDepth        *prometheus.GaugeVec
 	oldestQueued      *prometheus.GaugeVec
 	paused            *prometheus.GaugeVec
+	scheduleTicks     *prometheus.CounterVec
+	scheduleMissed    *prometheus.CounterVec
+	scheduleLag       *prometheus.HistogramVec
+	scheduleOverdue   *prometheus.GaugeVec
 }
 
 var _ runtime.Observer = (*Metrics)(nil)
@@ -94,10 +98,24 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		paused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "async_task_paused_seconds", Help: "How long each paused task type has been paused (Client.Pause, leasectl pause); no series for a type that is not (from WatchQueue).",
 		}, []string{"type"}),
+		scheduleTicks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "async_task_schedule_ticks_total", Help: "Periodic ticks enqueued by this process's workers, by schedule.",
+		}, []string{"schedule"}),
+		scheduleMissed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "async_task_schedule_missed_total", Help: "Due periodic ticks not enqueued, by schedule and reason (misfire: found over a minute late and dropped by the misfire policy; overlap: the previous tick's task still ran).",
+		}, []string{"schedule", "reason"}),
+		scheduleLag: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "async_task_schedule_lag_seconds", Help: "How late each periodic tick was enqueued: the enqueue's instant minus the tick's, on the database's clock, by schedule.",
+			Buckets: latency,
+		}, []string{"schedule"}),
+		scheduleOverdue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "async_task_schedule_overdue_seconds", Help: "How far past its next run each unpaused schedule is, on the database's clock; grows when no worker fires it (from WatchQueue).",
+		}, []string{"schedule"}),
 	}
 	for _, c := range []prometheus.Collector{
 		m.enqueued, m.finished, m.duration, m.claimLatency, m.running, m.renewals, m.renewalSuccesses,
 		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.queueDepth, m.oldestQueued, m.paused,
+		m.scheduleTicks, m.scheduleMissed, m.scheduleLag, m.scheduleOverdue,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -146,8 +164,23 @@ func (m *Metrics) LeaseRecovered(outcome string, overdue time.Duration) {
 // ConflictRetried implements runtime.Observer.
 func (m *Metrics) ConflictRetried() { m.conflictRetries.Inc() }
 
-// WatchQueue sets the queue-depth gauges from client.Stats once per every,
-// until ctx ends; it blocks, so run it with go. One query per interval per process, however many workers
+// ScheduleFired implements runtime.Observer.
+func (m *Metrics) ScheduleFired(f runtime.ScheduleFiring) {
+	m.scheduleTicks.WithLabelValues(f.Schedule).Add(float64(len(f.Lags)))
+	for _, lag := range f.Lags {
+		m.scheduleLag.WithLabelValues(f.Schedule).Observe(lag.Seconds())
+	}
+	if f.Missed > 0 {
+		m.scheduleMissed.WithLabelValues(f.Schedule, "misfire").Add(float64(f.Missed))
+	}
+	if f.Overlapped > 0 {
+		m.scheduleMissed.WithLabelValues(f.Schedule, "overlap").Add(float64(f.Overlapped))
+	}
+}
+
+// WatchQueue sets the queue-depth and schedule gauges from client.Stats
+// and client.Schedules once per every, until ctx ends; it blocks, so run it
+// with go. A few queries per interval per process, however many workers
 // it runs and however often Prometheus scrapes. A failed read keeps the last
 // values.
 func (m *Metrics) WatchQueue(ctx context.Context, client *runtime.Client, every time.Duration) {
@@ -163,7 +196,8 @@ func (m *Metrics) WatchQueue(ctx context.Context, client *runtime.Client, every 
 	}
 }
 
-// RefreshQueue reads the queue depth and the paused types once.
+// RefreshQueue reads the queue depth, the paused types and the schedules
+// once.
 func (m *Metrics) RefreshQueue(ctx context.Context, client *runtime.Client) error {
 	st, err := client.Stats(ctx)
 	if err != nil {
@@ -181,6 +215,16 @@ func (m *Metrics) RefreshQueue(ctx context.Context, client *runtime.Client) erro
 	m.paused.Reset()
 	for typ, at := range st.Paused {
 		m.paused.WithLabelValues(typ).Set(max(now.Sub(at), 0).Seconds())
+	}
+	schedules, err := client.Schedules(ctx)
+	if err != nil {
+		return err
+	}
+	m.scheduleOverdue.Reset()
+	for _, s := range schedules {
+		if !s.Paused {
+			m.scheduleOverdue.WithLabelValues(s.Name).Set(s.Overdue.Seconds())
+		}
 	}
 	return nil
 }

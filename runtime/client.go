@@ -20,6 +20,10 @@ const (
 	maxLeaseOwnerLen = 64 // lease_owner is CHAR(64) ASCII, so claims update rows in place
 )
 
+// defaultMaxAttempts is ClientConfig.DefaultMaxAttempts's default, and a
+// schedule's.
+const defaultMaxAttempts = 5
+
 // ClientConfig configures a Client. Zero fields take their defaults.
 type ClientConfig struct {
 	// MaxPayloadBytes bounds an encoded payload. Default 1 MiB; at most
@@ -61,7 +65,7 @@ func NewClient(engine *Engine, cfg ClientConfig) (*Client, error) {
 		cfg.MaxPayloadBytes = 1 << 20
 	}
 	if cfg.DefaultMaxAttempts == 0 {
-		cfg.DefaultMaxAttempts = 5
+		cfg.DefaultMaxAttempts = defaultMaxAttempts
 	}
 	if cfg.MaxPayloadBytes < 0 || cfg.MaxPayloadBytes > maxPayloadCeiling {
 		return nil, configError("MaxPayloadBytes", fmt.Sprintf("must be in 1..%d", maxPayloadCeiling), cfg.MaxPayloadBytes)

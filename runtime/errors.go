@@ -18,6 +18,8 @@ import (
 var (
 	// ErrTaskNotFound is leasetype.ErrTaskNotFound.
 	ErrTaskNotFound = leasetype.ErrTaskNotFound
+	// ErrScheduleNotFound reports a name that names no stored schedule.
+	ErrScheduleNotFound = leasetype.ErrScheduleNotFound
 	// ErrTaskFinished reports an operation on a task that already reached a
 	// terminal state.
 	ErrTaskFinished = errors.New("leasegen: task already finished")

@@ -29,6 +29,7 @@ type handlerConfig struct {
 	timeout     time.Duration
 	concurrency int
 	backoff     func(attempt int) time.Duration
+	schedules   []Periodic
 }
 
 // WithLease sets the lease of the type's executions, overriding
@@ -89,8 +90,9 @@ var _ Registrar = (*Worker)(nil)
 
 // handler is one registered task type.
 type handler struct {
-	fn  HandlerFunc
-	cfg handlerConfig
+	fn        HandlerFunc
+	cfg       handlerConfig
+	schedules []schedule // cfg.schedules, checked
 }
 
 func newHandler(taskType string, fn HandlerFunc, opts []HandlerOption) (*handler, error) {
@@ -115,6 +117,13 @@ func newHandler(taskType string, fn HandlerFunc, opts []HandlerOption) (*handler
 	}
 	if h.cfg.backoff == nil {
 		return nil, fmt.Errorf("%w: task type %q: nil backoff", ErrInvalidConfig, taskType)
+	}
+	for _, p := range h.cfg.schedules {
+		s, err := newSchedule(taskType, p)
+		if err != nil {
+			return nil, err
+		}
+		h.schedules = append(h.schedules, s)
 	}
 	return h, nil
 }

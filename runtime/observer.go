@@ -32,6 +32,20 @@ type Observer interface {
 	// ConflictRetried reports an operation run again after a deadlock, a
 	// lock-wait timeout or a busy SQLite database.
 	ConflictRetried()
+	// ScheduleFired reports what one fire of a due schedule did.
+	ScheduleFired(f ScheduleFiring)
+}
+
+// ScheduleFiring is what one fire of a due schedule did.
+type ScheduleFiring struct {
+	Schedule string
+	TaskType string
+	// Lags holds, per tick enqueued, how late it was: the enqueue's
+	// instant minus the tick's, on the database's clock.
+	Lags []time.Duration
+	// Missed counts the due ticks the misfire policy dropped; Overlapped
+	// those overlap=skip dropped.
+	Missed, Overlapped int
 }
 
 // Execution outcomes, as TaskFinished reports them.
@@ -67,6 +81,7 @@ func (BaseObserver) LeasesRenewed(int, int)                     {}
 func (BaseObserver) HeartbeatFailed(int)                        {}
 func (BaseObserver) LeaseRecovered(string, time.Duration)       {}
 func (BaseObserver) ConflictRetried()                           {}
+func (BaseObserver) ScheduleFired(ScheduleFiring)               {}
 
 // Stats counts what one worker did since it started.
 type Stats struct {
@@ -76,6 +91,7 @@ type Stats struct {
 	Failed            int64 // failures that ended the task (or its cancellation)
 	Released          int64 // snoozes and shutdown releases
 	LateClaims        int64 // claimed tasks handed back unstarted: the claim's reply came past their self-fence point
+	Ticks             int64 // periodic ticks this worker enqueued
 	StaleWrites       int64 // completions, failures and releases the fence rejected
 	LeasesLost        int64 // executions cancelled because a renewal found the lease gone
 	SelfFenced        int64 // executions cancelled because renewals failed too long
@@ -91,7 +107,7 @@ type Stats struct {
 type stats struct {
 	claimed, completed, retried, failed, released, staleWrites atomic.Int64
 	leasesLost, selfFenced, heartbeatFailures, recovered       atomic.Int64
-	pruned, lateClaims                                         atomic.Int64
+	pruned, lateClaims, ticks                                  atomic.Int64
 }
 
 func (s *stats) snapshot() Stats {
@@ -108,5 +124,6 @@ func (s *stats) snapshot() Stats {
 		Recovered:         s.recovered.Load(),
 		Pruned:            s.pruned.Load(),
 		LateClaims:        s.lateClaims.Load(),
+		Ticks:             s.ticks.Load(),
 	}
 }

@@ -79,6 +79,12 @@ type poller struct {
 	// once, when set, makes the poller claim a single task, report it
 	// there and stop (Worker.WorkOne).
 	once chan<- claimResult
+	// schedules are the worker's schedules, which the idle probe asks
+	// about too; it signals scheduleDue when one is due, and records when
+	// it ran in probed.
+	schedules   []string
+	scheduleDue chan<- struct{}
+	probed      *atomic.Int64
 }
 
 // claimResult is the task a one-task poller claimed: ID 0 when none was
@@ -95,7 +101,7 @@ func newPoller(w *Worker, req driver.ClaimRequest) *poller {
 		state: pollState{clock: w.cfg.Clock, pollInterval: w.cfg.PollInterval, idleWait: minPollWait, lastFound: w.cfg.Clock.Now(),
 			outage: newOutage("poll", w.cfg, w.cfg.PollInterval)},
 		wake: w.wake, freeSlots: w.freeSlots, start: w.startExecutions, lateClaims: &w.stats.lateClaims,
-		once: w.oneTask,
+		once: w.oneTask, schedules: scheduleNames(w.schedules), scheduleDue: w.scheduleDue, probed: &w.probed,
 	}
 }
 
@@ -201,11 +207,25 @@ func (p *poller) claimOne(ctx context.Context) (TaskID, error) {
 	return id, err
 }
 
-// probe reports whether a task of the worker's types is claimable now.
+// probe reports whether a task of the worker's types is claimable now,
+// and tells the scheduler when one of the worker's schedules is due.
 func (p *poller) probe(ctx context.Context) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	return p.driver.Claimable(ctx, p.req.Types)
+	r, err := p.driver.Probe(ctx, p.req.Types, p.schedules)
+	if err != nil {
+		return false, err
+	}
+	if len(p.schedules) > 0 {
+		p.probed.Store(p.clock.Now().UnixNano())
+		if r.SchedulesDue {
+			select {
+			case p.scheduleDue <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return r.Claimable, nil
 }
 
 // claimAndStart claims up to req.Max tasks and starts an execution for each.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -63,6 +64,11 @@ type Worker struct {
 	// oneTask is set by WorkOne: the poller claims one task and reports
 	// it here.
 	oneTask chan claimResult
+	// schedules are the handlers' schedules; scheduleDue and probed link
+	// the poller's idle probe to the scheduler.
+	schedules   []schedule
+	scheduleDue chan struct{}
+	probed      atomic.Int64
 }
 
 // NewWorker returns a worker on engine with cfg, after checking cfg's rules.
@@ -73,11 +79,12 @@ func NewWorker(engine *Engine, cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{
-		engine:   engine,
-		cfg:      cfg,
-		handlers: map[string]*handler{},
-		wake:     make(chan struct{}, 1),
-		active:   map[driver.LeaseRef]*execution{},
+		engine:      engine,
+		cfg:         cfg,
+		handlers:    map[string]*handler{},
+		wake:        make(chan struct{}, 1),
+		scheduleDue: make(chan struct{}, 1),
+		active:      map[driver.LeaseRef]*execution{},
 
 		heartbeatDerived: derived,
 	}
@@ -144,9 +151,18 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.engine.driver.EnsureLimits(ctx, req.LimitScopes()); err != nil {
 		return w.engine.classify(err)
 	}
+	schedules, err := w.collectSchedules()
+	if err != nil {
+		return err
+	}
+	w.schedules = schedules
 	w.reg = w.registration(req)
 	if err := w.engine.driver.RegisterWorker(ctx, w.reg, w.admit); err != nil {
 		return w.engine.classify(err)
+	}
+	if err := w.registerSchedules(ctx); err != nil {
+		_ = w.engine.driver.UnregisterWorker(context.WithoutCancel(ctx), w.reg.ID)
+		return err
 	}
 	localWorkers.Store(localWorker{w.engine.db, w.reg.ID}, true)
 	w.started = true
@@ -160,6 +176,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.pollDone.Go(func() { poll.run(w.runCtx, w.stopPoll) })
 	w.goService(newHeartbeater(w))
 	w.goService(newRecoverer(w))
+	if len(w.schedules) > 0 && w.oneTask == nil {
+		w.goService(newScheduler(w))
+	}
 	if w.cfg.Retention > 0 {
 		w.goService(newPruner(w))
 	}

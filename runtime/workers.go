@@ -44,7 +44,7 @@ func (w *Worker) registration(req driver.ClaimRequest) driver.WorkerRegistration
 	return driver.WorkerRegistration{
 		ID: w.cfg.WorkerID, Host: host, PID: os.Getpid(),
 		MaxConcurrency: w.cfg.MaxConcurrency, GlobalLimit: req.GlobalLimit, TaskLimits: limits,
-		TTL: 2 * w.cfg.RecoveryInterval,
+		Schedules: scheduleNames(w.schedules), TTL: 2 * w.cfg.RecoveryInterval,
 	}
 }
 

@@ -15,16 +15,17 @@ import (
 
 // commands maps a command name to its implementation.
 var commands = map[string]func(ctx context.Context, e *env, args []string) error{
-	"migrate": migrate,
-	"list":    list,
-	"show":    show,
-	"cancel":  cancel,
-	"retry":   retry,
-	"purge":   purge,
-	"stats":   stats,
-	"workers": workers,
-	"pause":   pause,
-	"resume":  resume,
+	"migrate":   migrate,
+	"list":      list,
+	"show":      show,
+	"cancel":    cancel,
+	"retry":     retry,
+	"purge":     purge,
+	"stats":     stats,
+	"workers":   workers,
+	"pause":     pause,
+	"resume":    resume,
+	"schedules": schedules,
 }
 
 func migrate(ctx context.Context, e *env, args []string) error {

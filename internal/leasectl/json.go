@@ -94,4 +94,5 @@ type workerJSON struct {
 	MaxConcurrency int            `json:"max_concurrency"`
 	GlobalLimit    int            `json:"global_limit"`
 	TaskLimits     map[string]int `json:"task_limits"`
+	Schedules      []string       `json:"schedules,omitempty"`
 }

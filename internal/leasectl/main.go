@@ -1,7 +1,7 @@
 // Package leasectl is the operator command for leasegen's task table: it
 // migrates the schema, lists, shows, cancels, retries and purges tasks,
-// pauses and resumes task types, and prints statistics, on MySQL/MariaDB,
-// PostgreSQL or SQLite.
+// pauses and resumes task types, manages periodic schedules, and prints
+// statistics, on MySQL/MariaDB, PostgreSQL or SQLite.
 package leasectl
 
 import (
@@ -31,6 +31,9 @@ Commands:
   workers [-json]           live workers: host, pid, start, slots and limits
   pause TYPE                stop every worker from claiming tasks of TYPE (running ones finish)
   resume TYPE               let workers claim tasks of TYPE again
+  schedules [-json]         periodic schedules: spec, next run, last tick, counts, which workers fire them
+  schedules pause|resume|trigger|delete NAME
+                            pause or resume a schedule, enqueue its task now, or delete its row
 
 -create makes a new SQLite file; without it a FILE that does not exist is an
 error. Flags may come before or after a command's arguments. -json prints

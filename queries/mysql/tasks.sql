@@ -235,16 +235,20 @@ WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
   AND due_at < NOW(3) - INTERVAL sqlc.arg(age_us) MICROSECOND
 LIMIT ?;
 
--- name: TaskClaimable :one
+-- name: TaskProbe :one
 -- The idle poll: one look into leasegen_tasks_due, no lock, no
--- transaction. Paused types do not count.
+-- transaction. Paused types do not count. It also asks whether one of the
+-- worker's schedules is due.
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
     AND leasegen_tasks.task_type IN (sqlc.slice(task_types))
     AND due_at <= NOW(3)
     AND leasegen_tasks.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
-) AS claimable;
+) AS claimable, EXISTS (
+  SELECT 1 FROM leasegen_schedules s
+  WHERE s.name IN (sqlc.slice(schedule_names)) AND s.next_run <= NOW(6) AND s.paused = FALSE
+) AS schedules_due;
 
 -- name: TaskLeasesExpired :one
 -- A recovery pass looks first, without a transaction or locks: most find

@@ -14,9 +14,9 @@ SELECT * FROM leasegen_workers WHERE alive_until > NOW(3) ORDER BY worker_id;
 -- 0 when the row exists: Start checked under the registry lock that it
 -- does not; a renewal that found its row gone inserts it again.
 INSERT IGNORE INTO leasegen_workers
-  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
+  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules)
 VALUES (sqlc.arg(worker_id), sqlc.arg(host), sqlc.arg(pid), NOW(3), NOW(3) + INTERVAL sqlc.arg(ttl_us) MICROSECOND,
-  sqlc.arg(max_concurrency), sqlc.arg(global_limit), sqlc.arg(task_limits));
+  sqlc.arg(max_concurrency), sqlc.arg(global_limit), sqlc.arg(task_limits), sqlc.arg(schedules));
 
 -- name: WorkerRenew :execrows
 UPDATE leasegen_workers SET alive_until = NOW(3) + INTERVAL sqlc.arg(ttl_us) MICROSECOND

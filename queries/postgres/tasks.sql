@@ -259,16 +259,20 @@ WHERE id IN (
   LIMIT @lim
 );
 
--- name: TaskClaimable :one
+-- name: TaskProbe :one
 -- The idle poll: one look into leasegen_tasks_queue. Paused types do not
 -- count.
+-- It also asks whether one of the worker's schedules is due.
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks t
   WHERE t.status = 'QUEUED'
     AND t.task_type = ANY(@task_types::text[])
     AND t.available_at <= now()
     AND t.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
-) AS claimable;
+) AS claimable, EXISTS (
+  SELECT 1 FROM leasegen_schedules s
+  WHERE s.name = ANY(@schedule_names::text[]) AND s.next_run <= now() AND NOT s.paused
+) AS schedules_due;
 
 -- name: TaskLeasesExpired :one
 -- A recovery pass looks first, without locks: most find nothing.

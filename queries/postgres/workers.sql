@@ -14,9 +14,9 @@ SELECT * FROM leasegen_workers WHERE alive_until > now() ORDER BY worker_id;
 -- 0 when the row exists: Start checked under the registry lock that it
 -- does not; a renewal that found its row gone inserts it again.
 INSERT INTO leasegen_workers
-  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
+  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules)
 VALUES (@worker_id, @host, @pid, now(), now() + sqlc.arg(ttl_us)::bigint * interval '1 microsecond',
-  @max_concurrency, @global_limit, @task_limits)
+  @max_concurrency, @global_limit, @task_limits, @schedules)
 ON CONFLICT DO NOTHING;
 
 -- name: WorkerRenew :execrows

@@ -200,16 +200,20 @@ WHERE id IN (
   LIMIT sqlc.arg(lim)
 );
 
--- name: TaskClaimable :one
+-- name: TaskProbe :one
 -- The idle poll: one look into leasegen_tasks_queue, outside the write lock.
 -- Paused types do not count.
+-- It also asks whether one of the worker's schedules is due.
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
   WHERE status = 'QUEUED'
     AND leasegen_tasks.task_type IN (sqlc.slice(task_types))
     AND due_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
     AND leasegen_tasks.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
-) AS claimable;
+) AS claimable, EXISTS (
+  SELECT 1 FROM leasegen_schedules s
+  WHERE s.name IN (sqlc.slice(schedule_names)) AND s.next_run <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AND s.paused = 0
+) AS schedules_due;
 
 -- name: TaskLeasesExpired :one
 -- A recovery pass looks first, outside the write lock: most find nothing.

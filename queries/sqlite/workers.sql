@@ -10,10 +10,10 @@ SELECT * FROM leasegen_workers WHERE alive_until > (SELECT CAST(unixepoch('subse
 
 -- name: WorkerInsert :execrows
 INSERT OR IGNORE INTO leasegen_workers
-  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
+  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules)
 VALUES (sqlc.arg(worker_id), sqlc.arg(host), sqlc.arg(pid), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(ttl_ms),
-  sqlc.arg(max_concurrency), sqlc.arg(global_limit), sqlc.arg(task_limits));
+  sqlc.arg(max_concurrency), sqlc.arg(global_limit), sqlc.arg(task_limits), sqlc.arg(schedules));
 
 -- name: WorkerRenew :execrows
 UPDATE leasegen_workers SET alive_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(ttl_ms)

@@ -82,9 +82,10 @@ type Driver interface {
 	// (ClaimRequest.LimitScopes); a driver that serializes claims
 	// otherwise does nothing.
 	EnsureLimits(ctx context.Context, scopes []string) error
-	// Claimable reports, without locking anything, whether a task of types
-	// could be claimed now (paused types do not count).
-	Claimable(ctx context.Context, types []string) (bool, error)
+	// Probe reports, with one statement that locks nothing, whether a task
+	// of types could be claimed now (paused types do not count) and whether
+	// one of schedules is due (paused ones do not count).
+	Probe(ctx context.Context, types, schedules []string) (Probe, error)
 	// Claim takes up to req.Max due tasks of req.Types that are not
 	// paused (SetPaused), in priority, then due time, then id order, never
 	// more than the free slots of a limit (counted exactly, against every
@@ -138,6 +139,31 @@ type Driver interface {
 	// the tasks of a paused type; running ones are not touched.
 	SetPaused(ctx context.Context, taskType string, paused bool) (bool, error)
 
+	// RegisterSchedules stores defs, serialized with other registrations.
+	// A new schedule's next run is first(def, now), now on the database's
+	// clock. A stored one takes def's definition and keeps its next run,
+	// unless def.Spec differs from the stored spec: then first recomputes
+	// it. Paused schedules stay paused.
+	RegisterSchedules(ctx context.Context, defs []ScheduleDef, first func(def ScheduleDef, now time.Time) time.Time) error
+	// FireSchedules runs one transaction: it locks the due, unpaused
+	// schedules among names, skipping the rows another transaction holds,
+	// and calls plan with the database's now and them; for each fire plan
+	// returns, it inserts a task per tick, with the idempotency key
+	// TickKey(name, tick) and the schedule's payload, and moves the
+	// schedule's next run to Next, fenced on From, the next run it read.
+	// It returns the fires that took effect, with their tasks' ids.
+	FireSchedules(ctx context.Context, names []string, plan func(now time.Time, due []DueSchedule) []ScheduleFire) ([]ScheduleFire, error)
+	// Schedules lists every stored schedule by name, and the database's
+	// now.
+	Schedules(ctx context.Context) ([]leasetype.ScheduleInfo, time.Time, error)
+	// SetSchedulePaused pauses or resumes schedule name and reports
+	// whether that changed its state; ErrScheduleNotFound when none is
+	// stored.
+	SetSchedulePaused(ctx context.Context, name string, paused bool) (bool, error)
+	// DeleteSchedule deletes schedule name's row and reports whether there
+	// was one. A worker that registers it again stores it again.
+	DeleteSchedule(ctx context.Context, name string) (bool, error)
+
 	// RegisterWorker deletes the rows of dead workers and inserts r's row,
 	// under a lock all starting workers take, unless admit, called with
 	// the live workers under that lock, returns an error, which it returns.
@@ -180,6 +206,59 @@ type NewTask struct {
 	Key         string // empty: none
 	Metadata    []byte // leasetype.EncodeMetadata's JSON object; nil: none
 }
+
+// Probe is what the idle poll learned.
+type Probe struct {
+	Claimable    bool // a task is due
+	SchedulesDue bool // a schedule is due
+}
+
+// ScheduleDef is a schedule as a worker registers it.
+type ScheduleDef struct {
+	Name     string
+	TaskType string
+	// Spec is the canonical schedule text: "cron 0 3 * * * Europe/Berlin",
+	// "every 15m0s". Two specs that fire at the same instants have the
+	// same text.
+	Spec        string
+	Misfire     string // skip, once, backfill:N
+	Overlap     string // allow, skip
+	Payload     []byte // each tick's task's
+	Priority    int
+	MaxAttempts int
+}
+
+// DueSchedule is a due schedule a fire locked.
+type DueSchedule struct {
+	Name    string
+	Spec    string    // as stored: the last registration's
+	NextRun time.Time // the first tick not yet enqueued
+	// LastTaskActive says the latest tick's task is still queued or
+	// running, for overlap=skip.
+	LastTaskActive bool
+}
+
+// ScheduleFire is what one fire does to a due schedule.
+type ScheduleFire struct {
+	Name   string
+	From   time.Time   // the next run the fire read: the fence
+	Next   time.Time   // the next run after it
+	Ticks  []time.Time // the ticks to enqueue, oldest first
+	Missed int         // due ticks not enqueued, by the misfire or overlap policy
+	// IDs are the tick tasks' ids, in Ticks' order, set by the driver.
+	IDs []leasetype.TaskID
+}
+
+// TickKey is the idempotency key of schedule name's tick task at tick.
+func TickKey(name string, tick time.Time) string {
+	return "periodic:" + name + ":" + tick.UTC().Format(time.RFC3339Nano)
+}
+
+// The metadata keys a tick's task carries (Task.Metadata).
+const (
+	MetadataSchedule = "leasegen.schedule"
+	MetadataTick     = "leasegen.tick" // RFC 3339, UTC
+)
 
 // LeaseFor returns the lease of taskType.
 func (r ClaimRequest) LeaseFor(taskType string) time.Duration {
@@ -270,6 +349,7 @@ type WorkerRegistration struct {
 	MaxConcurrency int
 	GlobalLimit    int
 	TaskLimits     map[string]int
+	Schedules      []string // the schedules it registers, by name
 	// TTL is how long the row lives without a renewal: two
 	// RecoveryIntervals, so one late renewal does not end it.
 	TTL time.Duration

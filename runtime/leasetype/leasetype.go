@@ -94,7 +94,40 @@ type WorkerInfo struct {
 	MaxConcurrency int
 	GlobalLimit    int            // 0: none
 	TaskLimits     map[string]int // every task type it handles, with its concurrency limit (0: none)
+	Schedules      []string       // the schedules it registers, by name
 }
+
+// ScheduleInfo is a stored schedule of periodic tasks.
+type ScheduleInfo struct {
+	Name     string
+	TaskType string
+	Spec     string // "cron 0 3 * * * Europe/Berlin" or "every 15m0s"
+	Misfire  string // skip, once, backfill:N
+	Overlap  string // allow, skip
+	Payload  []byte
+	Priority int
+	// MaxAttempts is each tick's task's.
+	MaxAttempts int
+	NextRun     time.Time // the first tick not yet enqueued, UTC
+	Paused      bool
+	// RegisteredAt is when a starting worker last registered it.
+	RegisteredAt   time.Time
+	LastTick       time.Time // the latest tick enqueued; zero: none yet
+	LastEnqueuedAt time.Time // when it was enqueued, on the database's clock
+	LastTaskID     TaskID    // its task; 0: none
+	Ticks          int64     // ticks enqueued since the schedule was stored
+	Missed         int64     // due ticks the misfire or overlap policy dropped
+	// Workers lists the live workers that register it; none means no
+	// running worker fires it (Client.Schedules fills it in).
+	Workers []string
+	// Overdue is how far past NextRun the database's clock was when it was
+	// listed, 0 while on time or paused: a few seconds at most while a
+	// worker that registers it runs (Client.Schedules fills it in).
+	Overdue time.Duration
+}
+
+// ErrScheduleNotFound reports a name that names no stored schedule.
+var ErrScheduleNotFound = errors.New("leasegen: schedule not found")
 
 // ErrTaskNotFound reports an id that names no task.
 var ErrTaskNotFound = errors.New("leasegen: task not found")

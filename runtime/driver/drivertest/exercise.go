@@ -121,6 +121,11 @@ var bundleCases = []struct {
 	{"UnreadableMetadataFailsTask", testUnreadableMetadataFailsTask},
 	{"PauseSkipsClaims", testPauseSkipsClaims},
 	{"PausedTypeWaitsForResume", testPausedTypeWaitsForResume},
+	{"SchedulesRegisterAndFire", testSchedulesRegisterAndFire},
+	{"ScheduleFiresOnceUnderRace", testScheduleFiresOnceUnderRace},
+	{"ScheduleRedefinePauseDelete", testScheduleRedefinePauseDelete},
+	{"ScheduleSeesLastTaskActive", testScheduleSeesLastTaskActive},
+	{"WorkerFiresSchedule", testWorkerFiresSchedule},
 }
 
 // harnessCases set up their databases themselves.

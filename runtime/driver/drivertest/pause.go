@@ -38,11 +38,11 @@ func testPauseSkipsClaims(t *testing.T, b *Bundle) {
 		t.Errorf("pausing again moved paused_at from %v to %v", pausedAt, st.Paused["a"])
 	}
 
-	if ok, err := b.Driver.Claimable(bg, []string{"a"}); err != nil || ok {
-		t.Errorf("Claimable(a) while a is paused = %v, %v; want false", ok, err)
+	if p, err := b.Driver.Probe(bg, []string{"a"}, nil); err != nil || p.Claimable {
+		t.Errorf("Probe(a) while a is paused = %+v, %v; want not claimable", p, err)
 	}
-	if ok, err := b.Driver.Claimable(bg, []string{"a", "b"}); err != nil || !ok {
-		t.Errorf("Claimable(a, b) = %v, %v; want true for b", ok, err)
+	if p, err := b.Driver.Probe(bg, []string{"a", "b"}, nil); err != nil || !p.Claimable {
+		t.Errorf("Probe(a, b) = %+v, %v; want claimable for b", p, err)
 	}
 	if got := ids(b.Claim(t, "w1", 10, "a", "b")); !slices.Equal(got, []runtime.TaskID{b1}) {
 		t.Errorf("claim of a and b while a is paused took %v, want only %d", got, b1)

@@ -21,14 +21,6 @@ func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {
 	return nil
 }
 
-func (s *store) Claimable(ctx context.Context, types []string) (bool, error) {
-	ok, err := s.q.TaskClaimable(ctx, s.db, mysqldb.TaskClaimableParams{TaskTypes: types})
-	if err != nil {
-		return false, fmt.Errorf("leasegen: look for claimable tasks: %w", err)
-	}
-	return ok, nil
-}
-
 // Claim takes up to req.Max queued tasks in one READ COMMITTED transaction:
 // whole candidate rows with FOR UPDATE SKIP LOCKED in Claim-index order, then
 // one UPDATE per lease length that starts the leases on the database's

@@ -24,6 +24,7 @@ var leastPrivilegeGrants = []string{
 	"GRANT SELECT, INSERT ON %s.leasegen_idempotency_keys TO %s",
 	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_workers TO %s",
 	"GRANT SELECT, INSERT, DELETE ON %s.leasegen_paused_types TO %s",
+	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_schedules TO %s",
 	"GRANT SELECT ON %s.leasegen_schema_migrations TO %s",
 }
 
@@ -54,12 +55,23 @@ func TestLeastPrivilegeUser(t *testing.T) {
 		"pay": func(ctx context.Context, task *runtime.Task) error {
 			return runtime.RunIdempotent(ctx, task, string(task.Payload), func(context.Context, *sql.Tx) error { return nil })
 		},
-	})
+	}, runtime.WithSchedule(runtime.Periodic{Every: time.Second, Payload: []byte(`"tick"`)}))
 	id, err := b.Client.Enqueue(bg, "pay", []byte("order-1"))
 	dbtest.Must(t, "enqueue", err)
 	b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second)
 	dbtest.Must(t, "pause as the worker user", b.Client.Pause(bg, "pay"))
 	dbtest.Must(t, "resume as the worker user", b.Client.Resume(bg, "pay"))
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		list, err := b.Client.Schedules(bg)
+		dbtest.Must(t, "list schedules as the worker user", err)
+		if len(list) == 1 && list[0].Ticks > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker user's schedule fired no tick in 5 s: %+v", list)
+		}
+	}
+	dbtest.Must(t, "pause a schedule as the worker user", b.Client.PauseSchedule(bg, "pay"))
 
 	// A pending migration needs schema privileges, and says so.
 	_, err = admin.Exec("DELETE FROM leasegen_schema_migrations WHERE version = 2")

@@ -77,6 +77,7 @@ func mysqlWorkerRow(r driver.WorkerRegistration) mysqldb.WorkerInsertParams {
 	return mysqldb.WorkerInsertParams{
 		WorkerID: r.ID, Host: r.Host, Pid: int32(r.PID), TtlUs: micros(r.TTL),
 		MaxConcurrency: int32(r.MaxConcurrency), GlobalLimit: int32(r.GlobalLimit), TaskLimits: sqlbuild.EncodeLimits(r.TaskLimits),
+		Schedules: sqlbuild.EncodeNames(r.Schedules),
 	}
 }
 
@@ -86,6 +87,7 @@ func workersFromMySQL(rows []mysqldb.LeasegenWorker) []leasetype.WorkerInfo {
 		out[i] = leasetype.WorkerInfo{
 			ID: r.WorkerID, Host: r.Host, PID: int(r.Pid), StartedAt: r.StartedAt, AliveUntil: r.AliveUntil,
 			MaxConcurrency: int(r.MaxConcurrency), GlobalLimit: int(r.GlobalLimit), TaskLimits: sqlbuild.DecodeLimits(r.TaskLimits),
+			Schedules: sqlbuild.DecodeNames(r.Schedules),
 		}
 	}
 	return out

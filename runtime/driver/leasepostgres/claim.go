@@ -12,14 +12,6 @@ import (
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-func (s *store) Claimable(ctx context.Context, types []string) (bool, error) {
-	ok, err := s.q.TaskClaimable(ctx, s.db, pgdb.TaskClaimableParams{TaskTypes: types})
-	if err != nil {
-		return false, fmt.Errorf("leasegen: look for claimable tasks: %w", err)
-	}
-	return ok, nil
-}
-
 // Claim takes up to req.Max queued tasks. Without limits that is one
 // statement, which locks the tasks with FOR UPDATE SKIP LOCKED and starts
 // their leases; with limits one READ COMMITTED transaction locks the limit

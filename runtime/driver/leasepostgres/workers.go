@@ -75,6 +75,7 @@ func workerRow(r driver.WorkerRegistration) pgdb.WorkerInsertParams {
 	return pgdb.WorkerInsertParams{
 		WorkerID: r.ID, Host: r.Host, Pid: int32(r.PID), TtlUs: micros(r.TTL),
 		MaxConcurrency: int32(r.MaxConcurrency), GlobalLimit: int32(r.GlobalLimit), TaskLimits: sqlbuild.EncodeLimits(r.TaskLimits),
+		Schedules: sqlbuild.EncodeNames(r.Schedules),
 	}
 }
 
@@ -84,6 +85,7 @@ func workersFromRows(rows []pgdb.LeasegenWorker) []leasetype.WorkerInfo {
 		out[i] = leasetype.WorkerInfo{
 			ID: r.WorkerID, Host: r.Host, PID: int(r.Pid), StartedAt: r.StartedAt.UTC(), AliveUntil: r.AliveUntil.UTC(),
 			MaxConcurrency: int(r.MaxConcurrency), GlobalLimit: int(r.GlobalLimit), TaskLimits: sqlbuild.DecodeLimits(r.TaskLimits),
+			Schedules: sqlbuild.DecodeNames(r.Schedules),
 		}
 	}
 	return out

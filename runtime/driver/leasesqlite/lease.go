@@ -13,15 +13,6 @@ import (
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-// Claimable reads outside the write lock: WAL readers never wait.
-func (s *store) Claimable(ctx context.Context, types []string) (bool, error) {
-	ok, err := s.q.TaskClaimable(ctx, s.db, sqlitedb.TaskClaimableParams{TaskTypes: types})
-	if err != nil {
-		return false, fmt.Errorf("leasegen: look for claimable tasks: %w", err)
-	}
-	return ok, nil
-}
-
 // sqliteRenewChunk is the most leases one renewal statement extends.
 const sqliteRenewChunk = 10000
 

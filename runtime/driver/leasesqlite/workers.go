@@ -76,6 +76,7 @@ func sqliteWorkerRow(r driver.WorkerRegistration) sqlitedb.WorkerInsertParams {
 	return sqlitedb.WorkerInsertParams{
 		WorkerID: r.ID, Host: r.Host, Pid: int64(r.PID), TtlMs: millis(r.TTL),
 		MaxConcurrency: int64(r.MaxConcurrency), GlobalLimit: int64(r.GlobalLimit), TaskLimits: sqlbuild.EncodeLimits(r.TaskLimits),
+		Schedules: sqlbuild.EncodeNames(r.Schedules),
 	}
 }
 
@@ -85,6 +86,7 @@ func workersFromSQLite(rows []sqlitedb.LeasegenWorker) []leasetype.WorkerInfo {
 		out[i] = leasetype.WorkerInfo{
 			ID: r.WorkerID, Host: r.Host, PID: int(r.Pid), StartedAt: fromMillis(r.StartedAt), AliveUntil: fromMillis(r.AliveUntil),
 			MaxConcurrency: int(r.MaxConcurrency), GlobalLimit: int(r.GlobalLimit), TaskLimits: sqlbuild.DecodeLimits(r.TaskLimits),
+			Schedules: sqlbuild.DecodeNames(r.Schedules),
 		}
 	}
 	return out

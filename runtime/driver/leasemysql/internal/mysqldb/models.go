@@ -25,6 +25,25 @@ type LeasegenPausedType struct {
 	PausedAt time.Time
 }
 
+type LeasegenSchedule struct {
+	Name           string
+	TaskType       string
+	Spec           string
+	Misfire        string
+	Overlap        string
+	Payload        []byte
+	Priority       int32
+	MaxAttempts    int32
+	NextRun        time.Time
+	Paused         bool
+	RegisteredAt   time.Time
+	LastTick       sql.NullTime
+	LastEnqueuedAt sql.NullTime
+	LastTaskID     sql.NullInt64
+	Ticks          int64
+	Missed         int64
+}
+
 type LeasegenTask struct {
 	ID             int64
 	TaskType       string
@@ -57,4 +76,5 @@ type LeasegenWorker struct {
 	MaxConcurrency int32
 	GlobalLimit    int32
 	TaskLimits     string
+	Schedules      sql.NullString
 }

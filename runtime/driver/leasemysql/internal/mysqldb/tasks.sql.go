@@ -218,39 +218,6 @@ func (q *Queries) TaskClaimScan(ctx context.Context, db DBTX, arg TaskClaimScanP
 	return items, nil
 }
 
-const taskClaimable = `-- name: TaskClaimable :one
-SELECT EXISTS (
-  SELECT 1 FROM leasegen_tasks
-  WHERE status = 'QUEUED'
-    AND leasegen_tasks.task_type IN (/*SLICE:task_types*/?)
-    AND due_at <= NOW(3)
-    AND leasegen_tasks.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
-) AS claimable
-`
-
-type TaskClaimableParams struct {
-	TaskTypes []string
-}
-
-// The idle poll: one look into leasegen_tasks_due, no lock, no
-// transaction. Paused types do not count.
-func (q *Queries) TaskClaimable(ctx context.Context, db DBTX, arg TaskClaimableParams) (bool, error) {
-	query := taskClaimable
-	var queryParams []interface{}
-	if len(arg.TaskTypes) > 0 {
-		for _, v := range arg.TaskTypes {
-			queryParams = append(queryParams, v)
-		}
-		query = strings.Replace(query, "/*SLICE:task_types*/?", strings.Repeat(",?", len(arg.TaskTypes))[1:], 1)
-	} else {
-		query = strings.Replace(query, "/*SLICE:task_types*/?", "NULL", 1)
-	}
-	row := db.QueryRowContext(ctx, query, queryParams...)
-	var claimable bool
-	err := row.Scan(&claimable)
-	return claimable, err
-}
-
 const taskComplete = `-- name: TaskComplete :execrows
 UPDATE leasegen_tasks SET
   status = 'SUCCESS',
@@ -742,6 +709,57 @@ func (q *Queries) TaskOldestQueued(ctx context.Context, db DBTX) ([]TaskOldestQu
 		return nil, err
 	}
 	return items, nil
+}
+
+const taskProbe = `-- name: TaskProbe :one
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status = 'QUEUED'
+    AND leasegen_tasks.task_type IN (/*SLICE:task_types*/?)
+    AND due_at <= NOW(3)
+    AND leasegen_tasks.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
+) AS claimable, EXISTS (
+  SELECT 1 FROM leasegen_schedules s
+  WHERE s.name IN (/*SLICE:schedule_names*/?) AND s.next_run <= NOW(6) AND s.paused = FALSE
+) AS schedules_due
+`
+
+type TaskProbeParams struct {
+	TaskTypes     []string
+	ScheduleNames []string
+}
+
+type TaskProbeRow struct {
+	Claimable    bool
+	SchedulesDue bool
+}
+
+// The idle poll: one look into leasegen_tasks_due, no lock, no
+// transaction. Paused types do not count. It also asks whether one of the
+// worker's schedules is due.
+func (q *Queries) TaskProbe(ctx context.Context, db DBTX, arg TaskProbeParams) (TaskProbeRow, error) {
+	query := taskProbe
+	var queryParams []interface{}
+	if len(arg.TaskTypes) > 0 {
+		for _, v := range arg.TaskTypes {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:task_types*/?", strings.Repeat(",?", len(arg.TaskTypes))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:task_types*/?", "NULL", 1)
+	}
+	if len(arg.ScheduleNames) > 0 {
+		for _, v := range arg.ScheduleNames {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:schedule_names*/?", strings.Repeat(",?", len(arg.ScheduleNames))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:schedule_names*/?", "NULL", 1)
+	}
+	row := db.QueryRowContext(ctx, query, queryParams...)
+	var i TaskProbeRow
+	err := row.Scan(&i.Claimable, &i.SchedulesDue)
+	return i, err
 }
 
 const taskPurge = `-- name: TaskPurge :execrows

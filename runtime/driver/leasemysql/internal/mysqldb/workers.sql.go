@@ -7,6 +7,7 @@ package mysqldb
 
 import (
 	"context"
+	"database/sql"
 )
 
 const workerDelete = `-- name: WorkerDelete :exec
@@ -33,9 +34,9 @@ func (q *Queries) WorkerDeleteExpired(ctx context.Context, db DBTX) error {
 
 const workerInsert = `-- name: WorkerInsert :execrows
 INSERT IGNORE INTO leasegen_workers
-  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
+  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules)
 VALUES (?, ?, ?, NOW(3), NOW(3) + INTERVAL ? MICROSECOND,
-  ?, ?, ?)
+  ?, ?, ?, ?)
 `
 
 type WorkerInsertParams struct {
@@ -46,6 +47,7 @@ type WorkerInsertParams struct {
 	MaxConcurrency int32
 	GlobalLimit    int32
 	TaskLimits     string
+	Schedules      sql.NullString
 }
 
 // 0 when the row exists: Start checked under the registry lock that it
@@ -59,6 +61,7 @@ func (q *Queries) WorkerInsert(ctx context.Context, db DBTX, arg WorkerInsertPar
 		arg.MaxConcurrency,
 		arg.GlobalLimit,
 		arg.TaskLimits,
+		arg.Schedules,
 	)
 	if err != nil {
 		return 0, err
@@ -67,7 +70,7 @@ func (q *Queries) WorkerInsert(ctx context.Context, db DBTX, arg WorkerInsertPar
 }
 
 const workerListLive = `-- name: WorkerListLive :many
-SELECT worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits FROM leasegen_workers WHERE alive_until > NOW(3) ORDER BY worker_id
+SELECT worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules FROM leasegen_workers WHERE alive_until > NOW(3) ORDER BY worker_id
 `
 
 func (q *Queries) WorkerListLive(ctx context.Context, db DBTX) ([]LeasegenWorker, error) {
@@ -88,6 +91,7 @@ func (q *Queries) WorkerListLive(ctx context.Context, db DBTX) ([]LeasegenWorker
 			&i.MaxConcurrency,
 			&i.GlobalLimit,
 			&i.TaskLimits,
+			&i.Schedules,
 		); err != nil {
 			return nil, err
 		}

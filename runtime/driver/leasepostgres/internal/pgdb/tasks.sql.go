@@ -196,29 +196,6 @@ func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkP
 	return err
 }
 
-const taskClaimable = `-- name: TaskClaimable :one
-SELECT EXISTS (
-  SELECT 1 FROM leasegen_tasks t
-  WHERE t.status = 'QUEUED'
-    AND t.task_type = ANY($1::text[])
-    AND t.available_at <= now()
-    AND t.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
-) AS claimable
-`
-
-type TaskClaimableParams struct {
-	TaskTypes []string
-}
-
-// The idle poll: one look into leasegen_tasks_queue. Paused types do not
-// count.
-func (q *Queries) TaskClaimable(ctx context.Context, db DBTX, arg TaskClaimableParams) (bool, error) {
-	row := db.QueryRowContext(ctx, taskClaimable, pq.Array(arg.TaskTypes))
-	var claimable bool
-	err := row.Scan(&claimable)
-	return claimable, err
-}
-
 const taskComplete = `-- name: TaskComplete :execrows
 UPDATE leasegen_tasks SET
   status = 'SUCCESS',
@@ -748,6 +725,39 @@ func (q *Queries) TaskOldestQueued(ctx context.Context, db DBTX) ([]TaskOldestQu
 		return nil, err
 	}
 	return items, nil
+}
+
+const taskProbe = `-- name: TaskProbe :one
+SELECT EXISTS (
+  SELECT 1 FROM leasegen_tasks t
+  WHERE t.status = 'QUEUED'
+    AND t.task_type = ANY($1::text[])
+    AND t.available_at <= now()
+    AND t.task_type NOT IN (SELECT p.task_type FROM leasegen_paused_types p)
+) AS claimable, EXISTS (
+  SELECT 1 FROM leasegen_schedules s
+  WHERE s.name = ANY($2::text[]) AND s.next_run <= now() AND NOT s.paused
+) AS schedules_due
+`
+
+type TaskProbeParams struct {
+	TaskTypes     []string
+	ScheduleNames []string
+}
+
+type TaskProbeRow struct {
+	Claimable    bool
+	SchedulesDue bool
+}
+
+// The idle poll: one look into leasegen_tasks_queue. Paused types do not
+// count.
+// It also asks whether one of the worker's schedules is due.
+func (q *Queries) TaskProbe(ctx context.Context, db DBTX, arg TaskProbeParams) (TaskProbeRow, error) {
+	row := db.QueryRowContext(ctx, taskProbe, pq.Array(arg.TaskTypes), pq.Array(arg.ScheduleNames))
+	var i TaskProbeRow
+	err := row.Scan(&i.Claimable, &i.SchedulesDue)
+	return i, err
 }
 
 const taskPurge = `-- name: TaskPurge :execrows

@@ -7,6 +7,7 @@ package pgdb
 
 import (
 	"context"
+	"database/sql"
 )
 
 const workerDelete = `-- name: WorkerDelete :exec
@@ -33,9 +34,9 @@ func (q *Queries) WorkerDeleteExpired(ctx context.Context, db DBTX) error {
 
 const workerInsert = `-- name: WorkerInsert :execrows
 INSERT INTO leasegen_workers
-  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
+  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules)
 VALUES ($1, $2, $3, now(), now() + $4::bigint * interval '1 microsecond',
-  $5, $6, $7)
+  $5, $6, $7, $8)
 ON CONFLICT DO NOTHING
 `
 
@@ -47,6 +48,7 @@ type WorkerInsertParams struct {
 	MaxConcurrency int32
 	GlobalLimit    int32
 	TaskLimits     string
+	Schedules      sql.NullString
 }
 
 // 0 when the row exists: Start checked under the registry lock that it
@@ -60,6 +62,7 @@ func (q *Queries) WorkerInsert(ctx context.Context, db DBTX, arg WorkerInsertPar
 		arg.MaxConcurrency,
 		arg.GlobalLimit,
 		arg.TaskLimits,
+		arg.Schedules,
 	)
 	if err != nil {
 		return 0, err
@@ -68,7 +71,7 @@ func (q *Queries) WorkerInsert(ctx context.Context, db DBTX, arg WorkerInsertPar
 }
 
 const workerListLive = `-- name: WorkerListLive :many
-SELECT worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits FROM leasegen_workers WHERE alive_until > now() ORDER BY worker_id
+SELECT worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules FROM leasegen_workers WHERE alive_until > now() ORDER BY worker_id
 `
 
 func (q *Queries) WorkerListLive(ctx context.Context, db DBTX) ([]LeasegenWorker, error) {
@@ -89,6 +92,7 @@ func (q *Queries) WorkerListLive(ctx context.Context, db DBTX) ([]LeasegenWorker
 			&i.MaxConcurrency,
 			&i.GlobalLimit,
 			&i.TaskLimits,
+			&i.Schedules,
 		); err != nil {
 			return nil, err
 		}

@@ -20,6 +20,25 @@ type LeasegenPausedType struct {
 	PausedAt int64
 }
 
+type LeasegenSchedule struct {
+	Name           string
+	TaskType       string
+	Spec           string
+	Misfire        string
+	Overlap        string
+	Payload        []byte
+	Priority       int64
+	MaxAttempts    int64
+	NextRun        int64
+	Paused         int64
+	RegisteredAt   int64
+	LastTick       sql.NullInt64
+	LastEnqueuedAt sql.NullInt64
+	LastTaskID     sql.NullInt64
+	Ticks          int64
+	Missed         int64
+}
+
 type LeasegenTask struct {
 	ID             int64
 	TaskType       string
@@ -51,4 +70,5 @@ type LeasegenWorker struct {
 	MaxConcurrency int64
 	GlobalLimit    int64
 	TaskLimits     string
+	Schedules      sql.NullString
 }

@@ -7,6 +7,7 @@ package sqlitedb
 
 import (
 	"context"
+	"database/sql"
 )
 
 const workerDelete = `-- name: WorkerDelete :exec
@@ -37,10 +38,10 @@ func (q *Queries) WorkerDeleteExpired(ctx context.Context, db DBTX) error {
 
 const workerInsert = `-- name: WorkerInsert :execrows
 INSERT OR IGNORE INTO leasegen_workers
-  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits)
+  (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules)
 VALUES (?1, ?2, ?3, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?4,
-  ?5, ?6, ?7)
+  ?5, ?6, ?7, ?8)
 `
 
 type WorkerInsertParams struct {
@@ -51,6 +52,7 @@ type WorkerInsertParams struct {
 	MaxConcurrency int64
 	GlobalLimit    int64
 	TaskLimits     string
+	Schedules      sql.NullString
 }
 
 func (q *Queries) WorkerInsert(ctx context.Context, db DBTX, arg WorkerInsertParams) (int64, error) {
@@ -62,6 +64,7 @@ func (q *Queries) WorkerInsert(ctx context.Context, db DBTX, arg WorkerInsertPar
 		arg.MaxConcurrency,
 		arg.GlobalLimit,
 		arg.TaskLimits,
+		arg.Schedules,
 	)
 	if err != nil {
 		return 0, err
@@ -70,7 +73,7 @@ func (q *Queries) WorkerInsert(ctx context.Context, db DBTX, arg WorkerInsertPar
 }
 
 const workerListLive = `-- name: WorkerListLive :many
-SELECT worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits FROM leasegen_workers WHERE alive_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) ORDER BY worker_id
+SELECT worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules FROM leasegen_workers WHERE alive_until > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) ORDER BY worker_id
 `
 
 func (q *Queries) WorkerListLive(ctx context.Context, db DBTX) ([]LeasegenWorker, error) {
@@ -91,6 +94,7 @@ func (q *Queries) WorkerListLive(ctx context.Context, db DBTX) ([]LeasegenWorker
 			&i.MaxConcurrency,
 			&i.GlobalLimit,
 			&i.TaskLimits,
+			&i.Schedules,
 		); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,195 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/periodic"
+	"github.com/leasegen/leasegen/runtime/driver"
+)
+
+// Periodic is a schedule of periodic tasks: a task of the handler's type,
+// enqueued at every tick. Give Cron or Every.
+//
+// Every tick is enqueued exactly once, by whichever worker that registers
+// the schedule sees it due first on the database's clock, with the
+// idempotency key periodic:NAME:TICK; the schedule lives in the database,
+// so ticks are not lost when workers restart. A tick found later than one
+// minute (every worker down, the database unreachable) is misfired: the
+// Misfire policy decides whether it still runs.
+type Periodic struct {
+	// Name identifies the schedule across processes. Default: the task
+	// type.
+	Name string
+	// Cron is a five-field cron expression (minute hour day-of-month month
+	// day-of-week, with names, ranges, lists and steps) or one of @yearly,
+	// @monthly, @weekly, @daily and @hourly, in Zone.
+	Cron string
+	// Zone is the IANA time zone of Cron ("Europe/Berlin"). Default UTC.
+	// A service whose system may lack a zone database imports time/tzdata
+	// (the generated code does, for an annotation with tz=).
+	//
+	// Daylight-saving changes: a schedule whose hour field is "*" follows
+	// the clock hour by hour (an hourly task runs 25 times on a fall-back
+	// day); any other runs each matching local time once: in an hour the
+	// clock repeats, at its first occurrence; at a time spring-forward
+	// skips, at the instant the clock jumps.
+	Zone string
+	// Every fires at the multiples of Every since the Unix epoch (at least
+	// a second, in whole milliseconds), so every process agrees on the
+	// instants.
+	Every time.Duration
+	// Misfire is "once" (default: one run for the misfired ticks, unless an
+	// on-time tick runs anyway), "skip" (none), or "backfill:N" (the N
+	// latest misfired ticks).
+	Misfire string
+	// SkipOverlap drops a tick while the previous tick's task is still
+	// queued or running.
+	SkipOverlap bool
+	// Payload is each tick's payload, JSON. Default {}.
+	Payload []byte
+	// Priority and MaxAttempts are each tick's task's (MaxAttempts
+	// default 5).
+	Priority    int
+	MaxAttempts int
+}
+
+// WithSchedule enqueues a task of the handler's type at every tick of p,
+// for as long as a worker that registered it runs. A handler may have
+// several schedules, each with its own Name.
+func WithSchedule(p Periodic) HandlerOption {
+	return func(c *handlerConfig) { c.schedules = append(c.schedules, p) }
+}
+
+var scheduleNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
+
+// schedule is a registered Periodic, checked and parsed.
+type schedule struct {
+	def         driver.ScheduleDef
+	spec        periodic.Spec
+	misfire     periodic.Misfire
+	skipOverlap bool
+}
+
+// newSchedule checks p, a schedule of taskType.
+func newSchedule(taskType string, p Periodic) (schedule, error) {
+	fail := func(format string, args ...any) (schedule, error) {
+		return schedule{}, fmt.Errorf("%w: task type %q: schedule %q: %s", ErrInvalidConfig, taskType, p.Name, fmt.Sprintf(format, args...))
+	}
+	if p.Name == "" {
+		p.Name = taskType
+	}
+	if len(p.Name) > maxTaskTypeLen || !scheduleNamePattern.MatchString(p.Name) {
+		return fail("a name is 1 to %d letters, digits and _ . : -, starting with a letter or digit", maxTaskTypeLen)
+	}
+	var spec periodic.Spec
+	var err error
+	switch {
+	case p.Cron != "" && p.Every != 0:
+		return fail("give Cron or Every, not both")
+	case p.Cron != "":
+		spec, err = periodic.ParseCron(p.Cron, p.Zone)
+	case p.Every != 0:
+		if p.Zone != "" {
+			return fail("Zone applies to Cron only: an interval is the same in every zone")
+		}
+		spec, err = periodic.ParseEvery(p.Every)
+	default:
+		return fail("give Cron or Every")
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	misfire, err := periodic.ParseMisfire(p.Misfire)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if p.Payload == nil {
+		p.Payload = []byte("{}")
+	}
+	if !json.Valid(p.Payload) {
+		return fail("Payload is not valid JSON")
+	}
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = defaultMaxAttempts
+	}
+	if p.MaxAttempts < 0 {
+		return fail("MaxAttempts must be > 0, got %d", p.MaxAttempts)
+	}
+	overlap := "allow"
+	if p.SkipOverlap {
+		overlap = "skip"
+	}
+	return schedule{
+		def: driver.ScheduleDef{
+			Name: p.Name, TaskType: taskType, Spec: spec.String(), Misfire: misfire.String(), Overlap: overlap,
+			Payload: p.Payload, Priority: p.Priority, MaxAttempts: p.MaxAttempts,
+		},
+		spec: spec, misfire: misfire, skipOverlap: p.SkipOverlap,
+	}, nil
+}
+
+// collectSchedules gathers the handlers' schedules, by name, refusing a
+// name given twice.
+func (w *Worker) collectSchedules() ([]schedule, error) {
+	var all []schedule
+	seen := map[string]string{}
+	for _, t := range slices.Sorted(maps.Keys(w.handlers)) {
+		for _, s := range w.handlers[t].schedules {
+			if other, dup := seen[s.def.Name]; dup {
+				return nil, fmt.Errorf("%w: schedule %q is registered for task types %q and %q: give each its own Name", ErrInvalidConfig, s.def.Name, other, t)
+			}
+			seen[s.def.Name] = t
+			all = append(all, s)
+		}
+	}
+	slices.SortFunc(all, func(a, b schedule) int { return strings.Compare(a.def.Name, b.def.Name) })
+	return all, nil
+}
+
+// registerSchedules stores the worker's schedules (see
+// driver.RegisterSchedules): a new one's first tick is the first after
+// now.
+func (w *Worker) registerSchedules(ctx context.Context) error {
+	if len(w.schedules) == 0 {
+		return nil
+	}
+	defs := make([]driver.ScheduleDef, len(w.schedules))
+	byName := map[string]schedule{}
+	for i, s := range w.schedules {
+		defs[i] = s.def
+		byName[s.def.Name] = s
+	}
+	err := w.engine.driver.RegisterSchedules(ctx, defs, func(def driver.ScheduleDef, now time.Time) time.Time {
+		return byName[def.Name].spec.Next(now)
+	})
+	return w.engine.classify(err)
+}
+
+func scheduleNames(schedules []schedule) []string {
+	names := make([]string, len(schedules))
+	for i, s := range schedules {
+		names[i] = s.def.Name
+	}
+	return names
+}
+
+// TickOf returns the tick a periodic task was enqueued for, from its
+// metadata; false for a task no schedule enqueued.
+func TickOf(t *Task) (schedule string, tick time.Time, ok bool) {
+	name, tickText := t.Metadata[driver.MetadataSchedule], t.Metadata[driver.MetadataTick]
+	if name == "" || tickText == "" {
+		return "", time.Time{}, false
+	}
+	tick, err := time.Parse(time.RFC3339Nano, tickText)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	return name, tick, true
+}
