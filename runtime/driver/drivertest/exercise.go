@@ -24,6 +24,9 @@ func Exercise(t *testing.T, h *Harness) {
 	}
 	h.root = strings.Split(t.Name(), "/")[0]
 	if os.Getenv(envChaosWorker) != "" {
+		if os.Getenv(envChaosMode) == chaosModePeriodic {
+			os.Exit(periodicWorkerMain(h))
+		}
 		os.Exit(chaosWorkerMain(h))
 	}
 	t.Parallel()
@@ -135,6 +138,7 @@ var harnessCases = []struct {
 }{
 	{"StartRefusesMissingSchema", testStartRefusesMissingSchema},
 	{"MigrateConcurrentAndIdempotent", testMigrateConcurrentAndIdempotent},
+	{"PeriodicKill9AndRestart", testPeriodicKill9AndRestart},
 }
 
 // networkCases cut a worker's or a client's connection through a proxy.
