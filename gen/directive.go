@@ -1,11 +1,14 @@
 package gen
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leasegen/leasegen/internal/periodic"
 )
 
 // directivePrefix starts a task annotation in a type's doc comment.
@@ -22,7 +25,18 @@ type options struct {
 	Concurrency int
 	Idempotent  bool
 	Unique      bool
+
+	// A periodic task's schedule: Cron (in Zone) or Every.
+	Cron        string
+	Zone        string
+	Every       time.Duration
+	Misfire     string // "" for the runtime's default (once)
+	SkipOverlap bool
+	Payload     string // each tick's payload, JSON; "" for {}
 }
+
+// Periodic reports whether the task has a schedule.
+func (o options) Periodic() bool { return o.Cron != "" || o.Every != 0 }
 
 // optionError is a problem with one option, at a byte offset into the
 // directive's text.
@@ -33,7 +47,8 @@ type optionError struct {
 }
 
 // optionNames lists every option, for hints.
-var optionNames = []string{"name", "priority", "max_attempts", "timeout", "lease", "backoff", "concurrency", "idempotent", "unique"}
+var optionNames = []string{"name", "priority", "max_attempts", "timeout", "lease", "backoff", "concurrency", "idempotent", "unique",
+	"cron", "tz", "every", "misfire", "overlap", "payload"}
 
 var taskNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:-]*$`)
 
@@ -45,17 +60,23 @@ const maxTaskNameLen = 128
 func parseDirective(text string) (options, []optionError) {
 	var o options
 	var errs []optionError
-	seen := map[string]bool{}
+	seen := map[string]int{} // option -> offset
 	for _, f := range fields(text) {
 		key, value, hasValue := strings.Cut(f.text, "=")
 		fail := func(hint, format string, args ...any) {
 			errs = append(errs, optionError{Offset: f.offset, Msg: fmt.Sprintf(format, args...), Hint: hint})
 		}
-		if seen[key] {
+		if _, dup := seen[key]; dup {
 			fail("", "option %q given twice", key)
 			continue
 		}
-		seen[key] = true
+		seen[key] = f.offset
+		if v, ok := unquote(value); !ok {
+			fail(`end the value with the quote it starts with; quotes do not nest or escape`, "unterminated quote in option %s", key)
+			continue
+		} else {
+			value = v
+		}
 		flag := func(target *bool) {
 			if hasValue {
 				fail(fmt.Sprintf("write %s alone", key), "option %s takes no value", key)
@@ -110,6 +131,48 @@ func parseDirective(text string) (options, []optionError) {
 					fail("write the first retry's delay as a Go duration, such as 500ms or 10s", "backoff %s", msg)
 				})
 			}
+		case "cron":
+			if needValue() {
+				o.Cron = value
+			}
+		case "tz":
+			if needValue() {
+				o.Zone = value
+			}
+		case "every":
+			if needValue() {
+				o.Every = parseDuration(value, periodic.MinEvery, func(msg string) { fail("write a Go duration such as 15m or 1h", "every %s", msg) })
+				if _, err := periodic.ParseEvery(o.Every); o.Every != 0 && err != nil {
+					fail("write a Go duration such as 15m or 1h", "every: %v", err)
+					o.Every = 0
+				}
+			}
+		case "misfire":
+			if needValue() {
+				if _, err := periodic.ParseMisfire(value); err != nil {
+					fail("", "%v", err)
+					continue
+				}
+				o.Misfire = value
+			}
+		case "overlap":
+			if needValue() {
+				switch value {
+				case "allow":
+				case "skip":
+					o.SkipOverlap = true
+				default:
+					fail("write overlap=allow (the default) or overlap=skip", "unknown overlap policy %q", value)
+				}
+			}
+		case "payload":
+			if needValue() {
+				if !json.Valid([]byte(value)) {
+					fail(`quote the JSON with single quotes: payload='{"region":"eu"}'`, "payload is not valid JSON: %s", value)
+					continue
+				}
+				o.Payload = value
+			}
 		default:
 			hint := didYouMean(key, optionNames)
 			if hint == "" {
@@ -118,7 +181,51 @@ func parseDirective(text string) (options, []optionError) {
 			fail(hint, "unknown option %q", key)
 		}
 	}
-	return o, errs
+	return o, append(errs, checkSchedule(o, seen)...)
+}
+
+// checkSchedule checks the schedule options together: each error is at
+// the offset of the option it names.
+func checkSchedule(o options, at map[string]int) []optionError {
+	var errs []optionError
+	fail := func(option, hint, format string, args ...any) {
+		errs = append(errs, optionError{Offset: at[option], Msg: fmt.Sprintf(format, args...), Hint: hint})
+	}
+	_, hasCron := at["cron"]
+	_, hasEvery := at["every"]
+	switch {
+	case hasCron && hasEvery:
+		fail("every", "keep one of them", "cron and every both given")
+	case o.Cron != "":
+		if _, err := periodic.ParseCron(o.Cron, ""); err != nil {
+			fail("cron", "", "%v", err)
+		}
+		if _, err := periodic.LoadZone(o.Zone); err != nil {
+			fail("tz", "", "%v", err)
+		}
+	case o.Every != 0 && o.Zone != "":
+		fail("tz", "an interval is the same in every zone: drop tz=, or use cron=", "tz applies to cron= only")
+	}
+	if !hasCron && !hasEvery {
+		for _, option := range []string{"tz", "misfire", "overlap", "payload"} {
+			if _, given := at[option]; given {
+				fail(option, `add cron="0 3 * * *" or every=15m`, "%s applies to a periodic task", option)
+			}
+		}
+	}
+	return errs
+}
+
+// unquote strips the quotes around a value written "..." or '...'; false
+// for a value that opens a quote it does not close.
+func unquote(v string) (string, bool) {
+	if v == "" || (v[0] != '"' && v[0] != '\'') {
+		return v, true
+	}
+	if len(v) < 2 || v[len(v)-1] != v[0] {
+		return "", false
+	}
+	return v[1 : len(v)-1], true
 }
 
 type field struct {
@@ -126,11 +233,23 @@ type field struct {
 	offset int
 }
 
-// fields splits s on spaces and tabs, keeping each field's offset.
+// fields splits s on spaces and tabs outside quotes ("..." or '...'),
+// keeping each field's offset.
 func fields(s string) []field {
 	var out []field
 	start := -1
+	var quote byte // the open quote, 0 outside one
 	for i := 0; i <= len(s); i++ {
+		if i < len(s) && quote != 0 {
+			if s[i] == quote {
+				quote = 0
+			}
+			continue
+		}
+		if i < len(s) && start >= 0 && (s[i] == '"' || s[i] == '\'') {
+			quote = s[i]
+			continue
+		}
 		if i == len(s) || s[i] == ' ' || s[i] == '\t' {
 			if start >= 0 {
 				out = append(out, field{text: s[start:i], offset: start})

@@ -29,6 +29,12 @@ func emit(p *Package) ([]byte, error) {
 	// The build constraint first, then Go's generated-code marker.
 	f.HeaderComment("//go:build !" + generatingTag + "\n\n// " + generatedHeader + "\n// source: " + strings.Join(sourceFiles(p), ", "))
 	f.ImportName(runtimePath, "runtime")
+	for _, t := range p.Tasks {
+		if t.Options.Zone != "" {
+			f.Anon("time/tzdata") // schedules in a zone work on a system without a zone database
+			break
+		}
+	}
 
 	// const _ = runtime.SupportPackageIsVersion1
 	f.Comment("This file needs the runtime API it was generated for.")

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"strings"
+
 	"github.com/dave/jennifer/jen"
 )
 
@@ -56,5 +58,44 @@ func handlerOptions(t *Task) []jen.Code {
 	if o.Backoff > 0 {
 		opts = append(opts, jen.Qual(runtimePath, "WithBackoff").Call(jen.Qual(runtimePath, "Exponential").Call(durationCode(o.Backoff))))
 	}
+	if o.Periodic() {
+		opts = append(opts, jen.Qual(runtimePath, "WithSchedule").Call(periodicCode(t)))
+	}
 	return opts
+}
+
+// periodicCode is the runtime.Periodic of t's schedule, with each tick's
+// priority and attempts from the annotation.
+func periodicCode(t *Task) jen.Code {
+	o := t.Options
+	fields := jen.Dict{}
+	if o.Cron != "" {
+		fields[jen.Id("Cron")] = jen.Lit(o.Cron)
+	}
+	if o.Zone != "" {
+		fields[jen.Id("Zone")] = jen.Lit(o.Zone)
+	}
+	if o.Every != 0 {
+		fields[jen.Id("Every")] = durationCode(o.Every)
+	}
+	if o.Misfire != "" {
+		fields[jen.Id("Misfire")] = jen.Lit(o.Misfire)
+	}
+	if o.SkipOverlap {
+		fields[jen.Id("SkipOverlap")] = jen.True()
+	}
+	if o.Payload != "" {
+		payload := jen.Lit(o.Payload)
+		if !strings.Contains(o.Payload, "`") {
+			payload = jen.Id("`" + o.Payload + "`") // JSON reads better unescaped
+		}
+		fields[jen.Id("Payload")] = jen.Index().Byte().Call(payload)
+	}
+	if o.Priority != 0 {
+		fields[jen.Id("Priority")] = jen.Lit(o.Priority)
+	}
+	if o.MaxAttempts != 0 {
+		fields[jen.Id("MaxAttempts")] = jen.Lit(o.MaxAttempts)
+	}
+	return jen.Qual(runtimePath, "Periodic").Values(fields)
 }

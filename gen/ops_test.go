@@ -51,7 +51,7 @@ func TestRenderedOpsFiles(t *testing.T) {
 			}
 		}
 	}
-	if len(dash.Panels) < 8 || strings.Join(options, ",") != "import,export,notify" {
+	if len(dash.Panels) < 8 || strings.Join(options, ",") != "import,export,notify,reconcile,invoice_run" {
 		t.Errorf("dashboard: %d panels, type options %v", len(dash.Panels), options)
 	}
 }

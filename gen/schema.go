@@ -57,14 +57,14 @@ func renderSchema(p *Package, engine string) ([]byte, error) {
 
 // renderAlerts renders the Prometheus alert rules for p's task types.
 func renderAlerts(p *Package) ([]byte, error) {
-	return renderTemplate("alerts.yml.tmpl", map[string]any{"Package": p.Path, "TaskTypes": taskTypes(p)})
+	return renderTemplate("alerts.yml.tmpl", map[string]any{"Package": p.Path, "TaskTypes": taskTypes(p), "Schedules": scheduleNames(p)})
 }
 
 // renderDashboard renders the Grafana dashboard for p's task types.
 func renderDashboard(p *Package) ([]byte, error) {
 	sum := sha256.Sum256([]byte(p.Path))
 	return renderTemplate("dashboard.json.tmpl", map[string]any{
-		"Package": p.Path, "TaskTypes": taskTypes(p), "UID": "leasegen-" + hex.EncodeToString(sum[:6]),
+		"Package": p.Path, "TaskTypes": taskTypes(p), "Schedules": scheduleNames(p), "UID": "leasegen-" + hex.EncodeToString(sum[:6]),
 	})
 }
 
@@ -91,6 +91,18 @@ func alternation(names []string) string {
 		quoted[i] = regexp.QuoteMeta(n)
 	}
 	return strings.Join(quoted, "|")
+}
+
+// scheduleNames are the names of p's periodic tasks' schedules: their task
+// types.
+func scheduleNames(p *Package) []string {
+	var names []string
+	for _, t := range p.Tasks {
+		if t.Options.Periodic() {
+			names = append(names, t.Name)
+		}
+	}
+	return names
 }
 
 func taskTypes(p *Package) []string {

@@ -2,8 +2,9 @@
 // few thousand tasks of the example service, runs them on three worker
 // processes, kill -9s one of them in the middle of its work and restarts
 // it, and proves at the end that every task finished, that the crashed
-// worker's tasks were recovered within the configured bound, and that no
-// database effect happened twice.
+// worker's tasks were recovered within the configured bound, that no
+// database effect happened twice, and that the service's periodic task
+// ticked once per tick throughout.
 //
 //	go run ./cmd/leasegen-demo                 # on an embedded SQLite file
 //	go run ./cmd/leasegen-demo -dsn 'u:p@tcp(127.0.0.1:3306)/demo?parseTime=true'

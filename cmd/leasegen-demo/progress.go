@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/testdata/example/billing"
 )
 
 // statusCounts counts the demo's tasks by status.
@@ -38,8 +39,12 @@ func newProgress(engine *runtime.Engine, q func(string) string, first, last runt
 	return &progress{engine: engine, q: q, first: first, last: last, tty: tty, started: now, prevAt: now}
 }
 
-// recoveredKey counts, in statusCounts, the tasks whose lease expired.
-const recoveredKey runtime.Status = "recovered"
+// recoveredKey counts, in statusCounts, the tasks whose lease expired;
+// ticksKey the reconcile schedule's ticks so far (outside first..last).
+const (
+	recoveredKey runtime.Status = "recovered"
+	ticksKey     runtime.Status = "ticks"
+)
 
 func (p *progress) sample(ctx context.Context) (statusCounts, error) {
 	rows, err := p.engine.DB().QueryContext(ctx,
@@ -64,6 +69,12 @@ func (p *progress) sample(ctx context.Context) (statusCounts, error) {
 	err = p.engine.DB().QueryRowContext(ctx, p.q("SELECT COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? AND last_error LIKE 'lease expired%'"),
 		p.first, p.last).Scan(&recovered)
 	counts[recoveredKey] = recovered
+	if err != nil {
+		return nil, err
+	}
+	var ticks int
+	err = p.engine.DB().QueryRowContext(ctx, p.q("SELECT COUNT(*) FROM leasegen_tasks WHERE task_type = ?"), billing.TaskReconcile).Scan(&ticks)
+	counts[ticksKey] = ticks
 	return counts, err
 }
 
@@ -73,9 +84,9 @@ func (p *progress) show(c statusCounts, kills int) {
 		p.rate = float64(c.finished()-p.prevDone) / dt
 		p.prevDone, p.prevAt = c.finished(), now
 	}
-	line := fmt.Sprintf("%5.1fs  queued %5d  running %3d  succeeded %5d  failed %d  | %5.0f tasks/s | kills %d, recovered %d",
+	line := fmt.Sprintf("%5.1fs  queued %5d  running %3d  succeeded %5d  failed %d  | %5.0f tasks/s | kills %d, recovered %d | ticks %d",
 		now.Sub(p.started).Seconds(), c[runtime.StatusQueued], c[runtime.StatusRunning]+c[runtime.StatusCancelRequested],
-		c[runtime.StatusSuccess], c[runtime.StatusFailed], p.rate, kills, c[recoveredKey])
+		c[runtime.StatusSuccess], c[runtime.StatusFailed], p.rate, kills, c[recoveredKey], c[ticksKey])
 	switch {
 	case p.tty:
 		fmt.Printf("\r\033[K%s", line)

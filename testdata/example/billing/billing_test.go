@@ -348,7 +348,7 @@ func (r *registrar) Handle(taskType string, _ runtime.HandlerFunc, _ ...runtime.
 func TestRegisterTakesARegistrar(t *testing.T) {
 	var got registrar
 	dbtest.Must(t, "register", Register(&got, &Service{}))
-	if diff := cmp.Diff(registrar{TaskImport, TaskExport, TaskNotify}, got); diff != "" {
+	if diff := cmp.Diff(registrar{TaskImport, TaskExport, TaskNotify, TaskReconcile, TaskInvoiceRun}, got); diff != "" {
 		t.Errorf("registered types (-want +got):\n%s", diff)
 	}
 }

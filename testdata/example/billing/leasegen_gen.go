@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"time"
+	_ "time/tzdata"
 
 	"github.com/leasegen/leasegen/runtime"
 )
@@ -30,6 +31,16 @@ const (
 	//
 	// NotifyPayload tells a user something.
 	TaskNotify = "notify"
+	// TaskReconcile is the task type of ReconcilePayload.
+	//
+	// ReconcilePayload checks, every two seconds, that the imports table holds
+	// one row per import; while the last check still runs, a tick is dropped.
+	TaskReconcile = "reconcile"
+	// TaskInvoiceRun is the task type of InvoiceRunPayload.
+	//
+	// InvoiceRunPayload issues the day's invoices at 02:30 in Berlin; after an
+	// outage that missed runs, one run catches up.
+	TaskInvoiceRun = "invoice_run"
 )
 
 // Client enqueues the tasks of package billing with typed payloads.
@@ -69,6 +80,22 @@ type Enqueuer interface {
 	EnqueueNotifyBatch(ctx context.Context, ps []NotifyPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 	// EnqueueNotifyBatchTx enqueues a TaskNotify task per payload inside tx.
 	EnqueueNotifyBatchTx(ctx context.Context, tx *sql.Tx, ps []NotifyPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueReconcile enqueues a TaskReconcile task.
+	EnqueueReconcile(ctx context.Context, p ReconcilePayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
+	// EnqueueReconcileTx enqueues a TaskReconcile task inside tx.
+	EnqueueReconcileTx(ctx context.Context, tx *sql.Tx, p ReconcilePayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
+	// EnqueueReconcileBatch enqueues a TaskReconcile task per payload, atomically.
+	EnqueueReconcileBatch(ctx context.Context, ps []ReconcilePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueReconcileBatchTx enqueues a TaskReconcile task per payload inside tx.
+	EnqueueReconcileBatchTx(ctx context.Context, tx *sql.Tx, ps []ReconcilePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueInvoiceRun enqueues a TaskInvoiceRun task.
+	EnqueueInvoiceRun(ctx context.Context, p InvoiceRunPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
+	// EnqueueInvoiceRunTx enqueues a TaskInvoiceRun task inside tx.
+	EnqueueInvoiceRunTx(ctx context.Context, tx *sql.Tx, p InvoiceRunPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
+	// EnqueueInvoiceRunBatch enqueues a TaskInvoiceRun task per payload, atomically.
+	EnqueueInvoiceRunBatch(ctx context.Context, ps []InvoiceRunPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueInvoiceRunBatchTx enqueues a TaskInvoiceRun task per payload inside tx.
+	EnqueueInvoiceRunBatchTx(ctx context.Context, tx *sql.Tx, ps []InvoiceRunPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -265,6 +292,132 @@ func newNotifyRequest(p NotifyPayload, opts []runtime.EnqueueOption) (runtime.Re
 	}, nil
 }
 
+// EnqueueReconcile enqueues a TaskReconcile task with payload p; opts override the annotation's defaults.
+//
+// ReconcilePayload checks, every two seconds, that the imports table holds
+// one row per import; while the last check still runs, a tick is dropped.
+func (c *Client) EnqueueReconcile(ctx context.Context, p ReconcilePayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error) {
+	req, err := newReconcileRequest(p, opts)
+	if err != nil {
+		return 0, err
+	}
+	return c.rt.EnqueueRequest(ctx, req)
+}
+
+// EnqueueReconcileTx enqueues a TaskReconcile task inside tx: workers see it once tx commits,
+// and never if it rolls back.
+func (c *Client) EnqueueReconcileTx(ctx context.Context, tx *sql.Tx, p ReconcilePayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error) {
+	req, err := newReconcileRequest(p, opts)
+	if err != nil {
+		return 0, err
+	}
+	return c.rt.EnqueueRequestTx(ctx, tx, req)
+}
+
+// EnqueueReconcileBatch enqueues a TaskReconcile task per payload, atomically and in as few
+// statements as the database allows. The ids follow the order of ps.
+func (c *Client) EnqueueReconcileBatch(ctx context.Context, ps []ReconcilePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newReconcileRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueMany(ctx, reqs)
+}
+
+// EnqueueReconcileBatchTx enqueues a TaskReconcile task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueReconcileBatchTx(ctx context.Context, tx *sql.Tx, ps []ReconcilePayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newReconcileRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
+// newReconcileRequest encodes p and applies the annotation's defaults, then opts.
+func newReconcileRequest(p ReconcilePayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
+	payload, err := runtime.EncodePayload(p)
+	if err != nil {
+		return runtime.Request{}, err
+	}
+	return runtime.Request{
+		Options: append([]runtime.EnqueueOption{runtime.WithPriority(20)}, opts...),
+		Payload: payload,
+		Type:    TaskReconcile,
+	}, nil
+}
+
+// EnqueueInvoiceRun enqueues a TaskInvoiceRun task with payload p; opts override the annotation's defaults.
+//
+// InvoiceRunPayload issues the day's invoices at 02:30 in Berlin; after an
+// outage that missed runs, one run catches up.
+func (c *Client) EnqueueInvoiceRun(ctx context.Context, p InvoiceRunPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error) {
+	req, err := newInvoiceRunRequest(p, opts)
+	if err != nil {
+		return 0, err
+	}
+	return c.rt.EnqueueRequest(ctx, req)
+}
+
+// EnqueueInvoiceRunTx enqueues a TaskInvoiceRun task inside tx: workers see it once tx commits,
+// and never if it rolls back.
+func (c *Client) EnqueueInvoiceRunTx(ctx context.Context, tx *sql.Tx, p InvoiceRunPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error) {
+	req, err := newInvoiceRunRequest(p, opts)
+	if err != nil {
+		return 0, err
+	}
+	return c.rt.EnqueueRequestTx(ctx, tx, req)
+}
+
+// EnqueueInvoiceRunBatch enqueues a TaskInvoiceRun task per payload, atomically and in as few
+// statements as the database allows. The ids follow the order of ps.
+func (c *Client) EnqueueInvoiceRunBatch(ctx context.Context, ps []InvoiceRunPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newInvoiceRunRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueMany(ctx, reqs)
+}
+
+// EnqueueInvoiceRunBatchTx enqueues a TaskInvoiceRun task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueInvoiceRunBatchTx(ctx context.Context, tx *sql.Tx, ps []InvoiceRunPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newInvoiceRunRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
+// newInvoiceRunRequest encodes p and applies the annotation's defaults, then opts.
+func newInvoiceRunRequest(p InvoiceRunPayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
+	payload, err := runtime.EncodePayload(p)
+	if err != nil {
+		return runtime.Request{}, err
+	}
+	return runtime.Request{
+		Options: opts,
+		Payload: payload,
+		Type:    TaskInvoiceRun,
+	}, nil
+}
+
 // ImportHandler handles TaskImport tasks.
 //
 // ImportPayload imports one uploaded CSV file.
@@ -294,12 +447,34 @@ type NotifyHandler interface {
 	HandleNotify(ctx context.Context, t *runtime.Task, p NotifyPayload) error
 }
 
+// ReconcileHandler handles TaskReconcile tasks.
+//
+// ReconcilePayload checks, every two seconds, that the imports table holds
+// one row per import; while the last check still runs, a tick is dropped.
+type ReconcileHandler interface {
+	// HandleReconcile runs one execution; an error retries it with backoff unless it is
+	// runtime.Permanent, and runtime.Snooze(d) runs it again later.
+	HandleReconcile(ctx context.Context, t *runtime.Task, p ReconcilePayload) error
+}
+
+// InvoiceRunHandler handles TaskInvoiceRun tasks.
+//
+// InvoiceRunPayload issues the day's invoices at 02:30 in Berlin; after an
+// outage that missed runs, one run catches up.
+type InvoiceRunHandler interface {
+	// HandleInvoiceRun runs one execution; an error retries it with backoff unless it is
+	// runtime.Permanent, and runtime.Snooze(d) runs it again later.
+	HandleInvoiceRun(ctx context.Context, t *runtime.Task, p InvoiceRunPayload) error
+}
+
 // Handlers handles every task of package billing; Register needs all of them,
 // so a missing handler is a compile error.
 type Handlers interface {
 	ImportHandler
 	ExportHandler
 	NotifyHandler
+	ReconcileHandler
+	InvoiceRunHandler
 }
 
 // RegisterImport wires TaskImport tasks to h on w, with the options of the annotation;
@@ -320,6 +495,27 @@ func RegisterNotify(w runtime.Registrar, h NotifyHandler) error {
 	return w.Handle(TaskNotify, handleNotify(h))
 }
 
+// RegisterReconcile wires TaskReconcile tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before the worker starts.
+func RegisterReconcile(w runtime.Registrar, h ReconcileHandler) error {
+	return w.Handle(TaskReconcile, handleReconcile(h), runtime.WithSchedule(runtime.Periodic{
+		Every:       2 * time.Second,
+		Priority:    20,
+		SkipOverlap: true,
+	}))
+}
+
+// RegisterInvoiceRun wires TaskInvoiceRun tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before the worker starts.
+func RegisterInvoiceRun(w runtime.Registrar, h InvoiceRunHandler) error {
+	return w.Handle(TaskInvoiceRun, handleInvoiceRun(h), runtime.WithSchedule(runtime.Periodic{
+		Cron:    "30 2 * * *",
+		Misfire: "once",
+		Payload: []byte(`{"dry_run":false}`),
+		Zone:    "Europe/Berlin",
+	}))
+}
+
 // Register wires every task of package billing to h on w, with the options of its
 // annotation. w is a *runtime.Worker, or a test harness; call it before the worker starts.
 func Register(w runtime.Registrar, h Handlers) error {
@@ -330,6 +526,12 @@ func Register(w runtime.Registrar, h Handlers) error {
 		return err
 	}
 	if err := RegisterNotify(w, h); err != nil {
+		return err
+	}
+	if err := RegisterReconcile(w, h); err != nil {
+		return err
+	}
+	if err := RegisterInvoiceRun(w, h); err != nil {
 		return err
 	}
 	return nil
@@ -369,5 +571,27 @@ func handleNotify(h NotifyHandler) runtime.HandlerFunc {
 			return err
 		}
 		return h.HandleNotify(ctx, t, p)
+	}
+}
+
+// handleReconcile decodes ReconcilePayload payloads for h.
+func handleReconcile(h ReconcileHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p ReconcilePayload
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		return h.HandleReconcile(ctx, t, p)
+	}
+}
+
+// handleInvoiceRun decodes InvoiceRunPayload payloads for h.
+func handleInvoiceRun(h InvoiceRunHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p InvoiceRunPayload
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		return h.HandleInvoiceRun(ctx, t, p)
 	}
 }

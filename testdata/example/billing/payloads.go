@@ -64,3 +64,17 @@ type (
 		Totals   map[int]uint32 `json:"totals"`
 	}
 )
+
+// ReconcilePayload checks, every two seconds, that the imports table holds
+// one row per import; while the last check still runs, a tick is dropped.
+//
+//leasegen:task name=reconcile every=2s overlap=skip priority=20
+type ReconcilePayload struct{}
+
+// InvoiceRunPayload issues the day's invoices at 02:30 in Berlin; after an
+// outage that missed runs, one run catches up.
+//
+//leasegen:task name=invoice_run cron="30 2 * * *" tz=Europe/Berlin misfire=once payload='{"dry_run":false}'
+type InvoiceRunPayload struct {
+	DryRun bool `json:"dry_run"`
+}

@@ -2,7 +2,7 @@
 --
 -- The leasegen schema (MySQL/MariaDB) for your own migration tool.
 -- Package: github.com/leasegen/leasegen/testdata/example/billing
--- Task types: import, export, notify
+-- Task types: import, export, notify, reconcile, invoice_run
 -- Apply the steps in order; each is idempotent. leasegen's Engine.Migrate
 -- applies the same steps and records them in leasegen_schema_migrations.
 

@@ -34,10 +34,12 @@ type Service struct {
 	// placeholders instead of ?.
 	Postgres bool
 
-	mu       sync.Mutex
-	imports  []ImportPayload
-	exports  []ExportPayload
-	notifies []NotifyPayload
+	mu          sync.Mutex
+	imports     []ImportPayload
+	exports     []ExportPayload
+	notifies    []NotifyPayload
+	reconciles  []time.Time // the ticks HandleReconcile ran for
+	invoiceRuns []InvoiceRunPayload
 }
 
 var _ Handlers = (*Service)(nil)
@@ -83,6 +85,33 @@ func (s *Service) HandleNotify(ctx context.Context, _ *runtime.Task, p NotifyPay
 	defer s.mu.Unlock()
 	s.notifies = append(s.notifies, p)
 	return nil
+}
+
+// HandleReconcile pretends to check the imports; it records its tick.
+func (s *Service) HandleReconcile(_ context.Context, t *runtime.Task, _ ReconcilePayload) error {
+	_, tick, ok := runtime.TickOf(t)
+	if !ok {
+		return runtime.Permanent(fmt.Errorf("reconcile task %d was not enqueued by its schedule", t.ID))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reconciles = append(s.reconciles, tick)
+	return nil
+}
+
+// HandleInvoiceRun pretends to issue invoices.
+func (s *Service) HandleInvoiceRun(_ context.Context, _ *runtime.Task, p InvoiceRunPayload) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.invoiceRuns = append(s.invoiceRuns, p)
+	return nil
+}
+
+// Reconciled returns the ticks HandleReconcile ran for.
+func (s *Service) Reconciled() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.reconciles...)
 }
 
 // work waits s.Work, or until ctx ends.

@@ -74,3 +74,45 @@ func RequireManyNotifyEnqueued(t testing.TB, q leasetest.Querier, n int, match f
 	t.Helper()
 	return leasetest.RequireManyEnqueued(t, q, billing.TaskNotify, n, match)
 }
+
+// RequireReconcileEnqueued fails t unless a task of type "reconcile" whose payload match
+// accepts is stored, and returns the first (see leasetest.RequireEnqueued).
+func RequireReconcileEnqueued(t testing.TB, q leasetest.Querier, match func(billing.ReconcilePayload) bool) leasetest.Enqueued[billing.ReconcilePayload] {
+	t.Helper()
+	return leasetest.RequireEnqueued(t, q, billing.TaskReconcile, match)
+}
+
+// RequireReconcileNotEnqueued fails t if a task of type "reconcile" whose payload match
+// accepts is stored.
+func RequireReconcileNotEnqueued(t testing.TB, q leasetest.Querier, match func(billing.ReconcilePayload) bool) {
+	t.Helper()
+	leasetest.RequireNotEnqueued(t, q, billing.TaskReconcile, match)
+}
+
+// RequireManyReconcileEnqueued fails t unless exactly n tasks of type "reconcile" match,
+// and returns them in the order they were enqueued.
+func RequireManyReconcileEnqueued(t testing.TB, q leasetest.Querier, n int, match func(billing.ReconcilePayload) bool) []leasetest.Enqueued[billing.ReconcilePayload] {
+	t.Helper()
+	return leasetest.RequireManyEnqueued(t, q, billing.TaskReconcile, n, match)
+}
+
+// RequireInvoiceRunEnqueued fails t unless a task of type "invoice_run" whose payload match
+// accepts is stored, and returns the first (see leasetest.RequireEnqueued).
+func RequireInvoiceRunEnqueued(t testing.TB, q leasetest.Querier, match func(billing.InvoiceRunPayload) bool) leasetest.Enqueued[billing.InvoiceRunPayload] {
+	t.Helper()
+	return leasetest.RequireEnqueued(t, q, billing.TaskInvoiceRun, match)
+}
+
+// RequireInvoiceRunNotEnqueued fails t if a task of type "invoice_run" whose payload match
+// accepts is stored.
+func RequireInvoiceRunNotEnqueued(t testing.TB, q leasetest.Querier, match func(billing.InvoiceRunPayload) bool) {
+	t.Helper()
+	leasetest.RequireNotEnqueued(t, q, billing.TaskInvoiceRun, match)
+}
+
+// RequireManyInvoiceRunEnqueued fails t unless exactly n tasks of type "invoice_run" match,
+// and returns them in the order they were enqueued.
+func RequireManyInvoiceRunEnqueued(t testing.TB, q leasetest.Querier, n int, match func(billing.InvoiceRunPayload) bool) []leasetest.Enqueued[billing.InvoiceRunPayload] {
+	t.Helper()
+	return leasetest.RequireManyEnqueued(t, q, billing.TaskInvoiceRun, n, match)
+}
