@@ -214,3 +214,42 @@ func waitSuccess(t *testing.T, c *runtime.Client, id runtime.TaskID) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A schedule's ticks, lag and misses reach the metrics; once no worker
+// fires it, WatchQueue's overdue gauge grows; a paused one has no series.
+func TestScheduleMetrics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	m, err := New(reg)
+	dbtest.Must(t, "new", err)
+	engine, _ := openEngine(t, "sqlite", m)
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	dbtest.Must(t, "client", err)
+	w, err := runtime.NewWorker(engine, runtime.Config{LeaseTimeout: time.Second, HeartbeatInterval: 200 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+	dbtest.Must(t, "worker", err)
+	release := make(chan struct{})
+	dbtest.Must(t, "handle", w.Handle("slow", func(context.Context, *runtime.Task) error { <-release; return nil },
+		runtime.WithSchedule(runtime.Periodic{Every: time.Second, SkipOverlap: true})))
+	dbtest.Must(t, "start", w.Start(ctx))
+	time.Sleep(3500 * time.Millisecond) // the first tick's task blocks; the next two overlap it
+	close(release)
+	dbtest.Must(t, "stop", w.Stop(ctx))
+	ticks := value(t, reg, "async_task_schedule_ticks_total", map[string]string{"schedule": "slow"})
+	if ticks < 1 || value(t, reg, "async_task_schedule_lag_seconds", map[string]string{"schedule": "slow"}) != ticks {
+		t.Errorf("ticks %v, lag samples %v: want one sample per tick", ticks, value(t, reg, "async_task_schedule_lag_seconds", map[string]string{"schedule": "slow"}))
+	}
+	if got := value(t, reg, "async_task_schedule_missed_total", map[string]string{"schedule": "slow", "reason": "overlap"}); got < 2 {
+		t.Errorf("overlap misses = %v, want 2 or more", got)
+	}
+	time.Sleep(1500 * time.Millisecond) // no worker: the next tick passes
+	dbtest.Must(t, "refresh", m.RefreshQueue(ctx, client))
+	if got := value(t, reg, "async_task_schedule_overdue_seconds", map[string]string{"schedule": "slow"}); got <= 0 || got > 3 {
+		t.Errorf("overdue = %v s with no worker, want a second or two", got)
+	}
+	dbtest.Must(t, "pause", client.PauseSchedule(ctx, "slow"))
+	dbtest.Must(t, "refresh", m.RefreshQueue(ctx, client))
+	if n := seriesOf(t, reg, "async_task_schedule_overdue_seconds"); n != 0 {
+		t.Errorf("%d overdue series for a paused schedule, want none", n)
+	}
+}

@@ -281,3 +281,59 @@ func waitFor(t *testing.T, c *runtime.Client, id runtime.TaskID, want runtime.St
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestSchedulesCommand(t *testing.T) {
+	t.Parallel()
+	for kind, newTarget := range targets(t) {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			tg := newTarget(t)
+			ctx := context.Background()
+			code, out, _ := tg.ctl(t, "migrate", "up")
+			expect(t, "migrate up", code, 0, out, "schema at version")
+			engine := tg.engine()
+			client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+			dbtest.Must(t, "client", err)
+			w, err := runtime.NewWorker(engine, runtime.Config{LeaseTimeout: time.Second, HeartbeatInterval: 200 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+			dbtest.Must(t, "worker", err)
+			dbtest.Must(t, "handle", w.Handle("ok", func(context.Context, *runtime.Task) error { return nil },
+				runtime.WithSchedule(runtime.Periodic{Name: "beat", Every: time.Second, Misfire: "backfill:3"})))
+			dbtest.Must(t, "start", w.Start(ctx))
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				if list, _ := client.Schedules(ctx); len(list) == 1 && list[0].Ticks > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no tick within 5 s")
+				}
+			}
+			code, out, _ = tg.ctl(t, "schedules")
+			expect(t, "schedules", code, 0, out, "SCHEDULE", "beat", "every 1s", "backfill:3", "active (1 workers)")
+			code, out, _ = tg.ctl(t, "schedules", "list", "-json")
+			var listed []map[string]any
+			if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed) != 1 || listed[0]["task_type"] != "ok" ||
+				listed[0]["ticks"].(float64) < 1 || len(listed[0]["workers"].([]any)) != 1 {
+				t.Errorf("schedules -json: exit %d, %v, %+v", code, err, listed)
+			}
+			code, out, _ = tg.ctl(t, "schedules", "pause", "beat")
+			expect(t, "pause", code, 0, out, "paused schedule beat")
+			code, out, _ = tg.ctl(t, "schedules")
+			expect(t, "schedules while paused", code, 0, out, "paused")
+			code, out, _ = tg.ctl(t, "schedules", "trigger", "beat")
+			expect(t, "trigger", code, 0, out, "enqueued task", "next run is unchanged")
+			code, out, _ = tg.ctl(t, "schedules", "resume", "beat")
+			expect(t, "resume", code, 0, out, "resumed schedule beat")
+			code, out, _ = tg.ctl(t, "workers")
+			expect(t, "workers list their schedules", code, 0, out, "ok (none)")
+			dbtest.Must(t, "stop", w.Stop(ctx))
+			code, out, _ = tg.ctl(t, "schedules")
+			expect(t, "schedules without a worker", code, 0, out, "NOT REGISTERED", "leasectl schedules delete beat")
+			code, out, _ = tg.ctl(t, "schedules", "delete", "beat")
+			expect(t, "delete", code, 0, out, "deleted schedule beat")
+			code, _, stderr := tg.ctl(t, "schedules", "delete", "beat")
+			expect(t, "delete again", code, 1, stderr, "schedule not found")
+			code, _, stderr = tg.ctl(t, "schedules", "frob", "beat")
+			expect(t, "unknown subcommand", code, 2, stderr, "pause|resume|trigger|delete NAME")
+		})
+	}
+}

@@ -13,7 +13,7 @@ import (
 // schedules lists the stored schedules, or pauses, resumes, triggers or
 // deletes one.
 func schedules(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+	if len(args) == 0 || args[0] == "list" || strings.HasPrefix(args[0], "-") {
 		return listSchedules(ctx, e, args)
 	}
 	sub, rest := args[0], args[1:]
