@@ -135,7 +135,7 @@ type Driver interface {
 	// types.
 	Stats(ctx context.Context) (leasetype.QueueStats, error)
 	// SetPaused pauses taskType, or resumes it, for every worker, durably,
-	// and reports whether that changed its state. Claim and Claimable skip
+	// and reports whether that changed its state. Claim and Probe skip
 	// the tasks of a paused type; running ones are not touched.
 	SetPaused(ctx context.Context, taskType string, paused bool) (bool, error)
 
