@@ -27,7 +27,15 @@ func (l *LogBook) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-// lines returns the records logged so far with message "leasegen: "+msg,
+// WaitLines waits up to timeout until n lines of msg were logged.
+func (l *LogBook) WaitLines(t *testing.T, msg string, n int, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); len(l.Lines(t, msg)) < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Lines returns the records logged so far with message "leasegen: "+msg,
 // or, for a msg ending in "*", starting with it.
 func (l *LogBook) Lines(t *testing.T, msg string) []map[string]any {
 	t.Helper()
@@ -86,6 +94,9 @@ func testFailuresAreLogged(t *testing.T, b *Bundle) {
 	b.WaitStatus(t, permanent, runtime.StatusFailed, 10*time.Second)
 	b.WaitStatus(t, panicking, runtime.StatusFailed, 10*time.Second)
 
+	// A task's status changes before its worker logs the write's outcome.
+	book.WaitLines(t, "handler panicked*", 2, 5*time.Second)
+	book.WaitLines(t, "task failed for good", 1, 5*time.Second)
 	warns := book.Lines(t, "task attempt failed; it will run again")
 	if len(warns) != 2 {
 		t.Fatalf("%d retry lines, want 2 (attempts 1 and 2 of the flaky task)", len(warns))
