@@ -38,6 +38,19 @@ type Config struct {
 	// outcome is still being written, so up to MaxConcurrency more leases
 	// may wait for their outcome write. Default 100.
 	MaxConcurrency int
+	// Prefetch bounds the claimed tasks that wait for a free slot (the
+	// claim pipeline): a handler that returns starts the next one without
+	// a claim's round trip. Default 0: as many as the slots finish in two
+	// claims' time, judged from recent handler and claim times, at most
+	// 4 x MaxConcurrency and 1,000 - MaxConcurrency. A positive value
+	// lowers that cap; negative turns the pipeline off, and so does a
+	// limit (GlobalLimit, WithConcurrency), where a waiting task would
+	// hold a limit's slot without running. A waiting task is leased and
+	// renewed like a running one; it goes back unstarted (no attempt
+	// used) after about 500ms, and the worker then stops claiming ahead
+	// until its handlers are quick again; a worker that dies strands it
+	// like a running one, within the same recovery bound.
+	Prefetch int
 	// GlobalLimit caps the tasks running across all workers; 0 means none.
 	// Every worker of a deployment must use the same value.
 	GlobalLimit int

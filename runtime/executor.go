@@ -57,11 +57,20 @@ func (w *Worker) startExecutions(claimed []driver.ClaimedTask, claimStart time.T
 	for i, c := range claimed {
 		execs[i] = w.newExecution(c, req.LeaseFor(c.Type))
 	}
+	now := w.cfg.Clock.Now()
 	w.mu.Lock()
+	free := max(0, w.cfg.MaxConcurrency-w.running)
+	if len(w.ready) > 0 {
+		free = 0 // the ready queue goes first
+	}
+	run := execs[:min(free, len(execs))]
 	for _, e := range execs {
 		w.active[e.ref] = e
 	}
-	w.running += len(execs)
+	for _, e := range execs[len(run):] {
+		w.ready = append(w.ready, readyTask{e: e, since: now})
+	}
+	w.running += len(run)
 	w.mu.Unlock()
 	w.stats.claimed.Add(int64(len(execs)))
 	for _, e := range execs {
@@ -69,6 +78,8 @@ func (w *Worker) startExecutions(claimed []driver.ClaimedTask, claimStart time.T
 	}
 	for i, e := range execs {
 		w.engine.observer.TaskStarted(e.task.Type, claimed[i].StartedAt.Sub(claimed[i].AvailableAt))
+	}
+	for _, e := range run {
 		go e.run()
 	}
 }
@@ -117,6 +128,7 @@ func (e *execution) run() {
 	e.started = e.w.cfg.Clock.Now()
 	err := e.callHandler()
 	e.ran = e.w.cfg.Clock.Now().Sub(e.started)
+	e.w.prefetch.handlerRan(e.ran)
 	e.returned.Store(true)
 	e.w.handlerReturned()
 	if outcome, ended := e.finish(err); ended {

@@ -76,6 +76,11 @@ type poller struct {
 	freeSlots  func() int
 	start      func(claimed []driver.ClaimedTask, claimStart time.Time, req driver.ClaimRequest)
 	lateClaims *atomic.Int64 // the worker's count
+	// claimTook feeds the claim pipeline's sizing; takeStale and handBack
+	// return the ready tasks that waited too long for a slot.
+	claimTook func(time.Duration)
+	takeStale func(now time.Time, all bool) []*execution
+	handBack  func([]*execution)
 	// once, when set, makes the poller claim a single task, report it
 	// there and stop (Worker.WorkOne).
 	once chan<- claimResult
@@ -101,6 +106,7 @@ func newPoller(w *Worker, req driver.ClaimRequest) *poller {
 		state: pollState{clock: w.cfg.Clock, pollInterval: w.cfg.PollInterval, idleWait: minPollWait, lastFound: w.cfg.Clock.Now(),
 			outage: newOutage("poll", w.cfg, w.cfg.PollInterval)},
 		wake: w.wake, freeSlots: w.freeSlots, start: w.startExecutions, lateClaims: &w.stats.lateClaims,
+		claimTook: w.prefetch.claimTook, takeStale: w.takeStaleReady, handBack: w.handBack,
 		once: w.oneTask, schedules: scheduleNames(w.schedules), scheduleDue: w.scheduleDue, probed: &w.probed,
 	}
 }
@@ -150,6 +156,7 @@ func (p *poller) run(ctx context.Context, stop <-chan struct{}) {
 // for claimable work with one cheap statement, so that an idle worker costs
 // the database a single index lookup per PollInterval.
 func (p *poller) poll(ctx context.Context, stop <-chan struct{}, woken bool) (wait time.Duration, stopped bool) {
+	p.handBack(p.takeStale(p.clock.Now(), false))
 	free := p.freeSlots()
 	if busy := p.slots - free; free > 0 && free < p.slots/4 && busy > 0 {
 		select {
@@ -240,6 +247,7 @@ func (p *poller) claimAndStart(ctx context.Context, req driver.ClaimRequest) (in
 	if err != nil {
 		return 0, err
 	}
+	p.claimTook(p.clock.Now().Sub(start))
 	return p.startClaimed(ctx, claimed, start, req), nil
 }
 

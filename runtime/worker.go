@@ -41,6 +41,10 @@ type Worker struct {
 	// that have not returned: they take the worker's slots.
 	active  map[driver.LeaseRef]*execution
 	running int
+	// ready holds claimed executions waiting for a slot, oldest first;
+	// prefetch sizes it (the claim pipeline).
+	ready    []readyTask
+	prefetch *prefetcher
 	// stopping is set by Stop; drained is made once the poller has stopped
 	// and closed when active empties.
 	stopping      bool
@@ -87,6 +91,7 @@ func NewWorker(engine *Engine, cfg Config) (*Worker, error) {
 		active:      map[driver.LeaseRef]*execution{},
 
 		heartbeatDerived: derived,
+		prefetch:         newPrefetcher(cfg),
 	}
 	w.fences = newFenceWatch(w)
 	return w, nil
@@ -148,6 +153,10 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	req := w.claimTemplate()
+	if len(req.LimitScopes()) > 0 || w.oneTask != nil {
+		// A waiting task would hold a limit's slot without running in it.
+		w.prefetch.limit = 0
+	}
 	if err := w.engine.driver.EnsureLimits(ctx, req.LimitScopes()); err != nil {
 		return w.engine.classify(err)
 	}
@@ -283,6 +292,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.engine.driver.Unsubscribe(w.wake)
 	close(w.stopPoll)
 	w.pollDone.Wait()
+	w.handBack(w.takeStaleReady(w.cfg.Clock.Now(), true)) // other workers may run them at once
 
 	w.mu.Lock()
 	w.drained = make(chan struct{})
@@ -345,13 +355,15 @@ func (w *Worker) snapshot() []*execution {
 	return slices.Collect(maps.Values(w.active))
 }
 
-// freeSlots is how many more tasks the worker may claim: a slot frees when
-// its handler returns, while the outcome is still being written, so claims
-// and outcome writes overlap. At most MaxConcurrency outcomes may wait.
+// freeSlots is how many more tasks the worker may claim: its free slots,
+// and the room left in its ready queue. A slot frees when its handler
+// returns, while the outcome is still being written, so claims and outcome
+// writes overlap; at most MaxConcurrency outcomes may wait.
 func (w *Worker) freeSlots() int {
+	ahead := w.prefetch.target()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return min(w.cfg.MaxConcurrency-w.running, 2*w.cfg.MaxConcurrency-len(w.active))
+	return min(w.cfg.MaxConcurrency+ahead-w.running-len(w.ready), 2*w.cfg.MaxConcurrency+ahead-len(w.active))
 }
 
 // runningHandlers is how many handlers have not returned.
@@ -361,11 +373,16 @@ func (w *Worker) runningHandlers() int {
 	return w.running
 }
 
-// handlerReturned frees a slot and wakes the poller.
+// handlerReturned frees a slot, starts the next ready task in it, and
+// wakes the poller.
 func (w *Worker) handlerReturned() {
 	w.mu.Lock()
 	w.running--
+	next := w.nextReady()
 	w.mu.Unlock()
+	if next != nil {
+		w.startReady(next)
+	}
 	w.signal()
 }
 

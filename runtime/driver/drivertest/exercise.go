@@ -116,6 +116,7 @@ var bundleCases = []struct {
 	{"FailuresAreLogged", testFailuresAreLogged},
 	{"HandlerReturningAfterStopIsNotAFailure", testHandlerReturningAfterStopIsNotAFailure},
 	{"ManyWorkersOneProcess", testManyWorkersOneProcess},
+	{"PipelineRunsAheadWithinSlots", testPipelineRunsAheadWithinSlots},
 	{"Kill9WorkerProcesses", testKill9WorkerProcesses},
 	{"ShortLeaseKeepsItsLease", testShortLeaseKeepsItsLease},
 	{"WorkOne", testWorkOne},

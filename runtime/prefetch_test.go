@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// runningRows counts the tasks the database holds RUNNING.
+func runningRows(t *testing.T, c *Client) int {
+	t.Helper()
+	st, err := c.Stats(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tc := range st.Counts {
+		if tc.Status == StatusRunning {
+			n += tc.Tasks
+		}
+	}
+	return n
+}
+
+// pipelinedWorker starts a one-slot worker whose claim pipeline believes
+// its handlers are quick, with a handler that blocks until release closes.
+func pipelinedWorker(t *testing.T, e *Engine, release <-chan struct{}) *Worker {
+	t.Helper()
+	w, err := NewWorker(e, Config{MaxConcurrency: 1, PollInterval: 20 * time.Millisecond, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.prefetch.avgRun.Store(int64(time.Microsecond))
+	w.prefetch.avgClaim.Store(int64(time.Millisecond))
+	if err := w.Handle("block", func(ctx context.Context, _ *Task) error { <-release; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(bg); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func enqueueBlocking(t *testing.T, c *Client, n int) []TaskID {
+	t.Helper()
+	ids := make([]TaskID, n)
+	for i := range ids {
+		id, err := c.Enqueue(bg, "block", []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+func waitRunning(t *testing.T, c *Client, want int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for runningRows(t, c) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tasks RUNNING after %s, want %d", runningRows(t, c), within, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Tasks claimed ahead of a busy slot go back unstarted, without using an
+// attempt, once they waited maxReadyWait, and the worker stops claiming
+// ahead: it holds only its running task until that returns. All run once.
+func TestReadyTasksGoBackWhenTheSlotStaysBusy(t *testing.T) {
+	e := newSQLiteEngine(t)
+	c, _ := NewClient(e, ClientConfig{})
+	ids := enqueueBlocking(t, c, 6)
+	release := make(chan struct{})
+	w := pipelinedWorker(t, e, release)
+	t.Cleanup(func() { _ = w.Stop(bg) })
+	waitRunning(t, c, 5, 2*time.Second) // one running, four ready (4 x MaxConcurrency)
+	waitRunning(t, c, 1, 2*time.Second) // handed back after maxReadyWait
+	time.Sleep(3 * maxReadyWait / 2)
+	if n := runningRows(t, c); n != 1 {
+		t.Errorf("%d tasks RUNNING after the hand-back, want 1: the worker claimed ahead again behind a busy slot", n)
+	}
+	close(release)
+	for _, id := range ids {
+		info := waitStatus(t, c, id, StatusSuccess)
+		if info.AttemptsUsed != 1 {
+			t.Errorf("task %d used %d attempts, want 1: handing back a ready task uses none", id, info.AttemptsUsed)
+		}
+	}
+	if s := w.Stats(); s.Released < 4 || s.Completed != 6 {
+		t.Errorf("Stats: %d released, %d completed; want at least 4 and 6", s.Released, s.Completed)
+	}
+}
+
+// Stop hands the ready tasks back at once, so that other workers can run
+// them while the running one drains.
+func TestStopHandsReadyTasksBack(t *testing.T) {
+	e := newSQLiteEngine(t)
+	c, _ := NewClient(e, ClientConfig{})
+	enqueueBlocking(t, c, 5)
+	release := make(chan struct{})
+	w := pipelinedWorker(t, e, release)
+	waitRunning(t, c, 5, 2*time.Second)
+	stopped := make(chan error, 1)
+	go func() { stopped <- w.Stop(bg) }()
+	waitRunning(t, c, 1, maxReadyWait/2)
+	close(release)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	st, _ := c.Stats(bg)
+	queued := 0
+	for _, tc := range st.Counts {
+		if tc.Status == StatusQueued {
+			queued += tc.Tasks
+		}
+	}
+	if queued != 4 {
+		t.Errorf("%d tasks QUEUED after Stop, want the 4 that waited for the slot", queued)
+	}
+}
+
+func waitStatus(t *testing.T, c *Client, id TaskID, want Status) TaskInfo {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := c.Get(bg, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Status == want {
+			return info
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %d is %s, want %s", id, info.Status, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
