@@ -63,6 +63,7 @@ func observe(avg *atomic.Int64, d time.Duration) {
 }
 
 func (p *prefetcher) handlerRan(d time.Duration) { observe(&p.avgRun, d) }
+func (p *prefetcher) claimTook(d time.Duration)  { observe(&p.avgClaim, d) }
 
 // slowDown records that ready tasks waited out maxReadyWait: handlers run
 // longer than the average says (those still running are not in it), so
@@ -72,7 +73,6 @@ func (p *prefetcher) slowDown() {
 		p.avgRun.Store(int64(maxReadyWait))
 	}
 }
-func (p *prefetcher) claimTook(d time.Duration) { observe(&p.avgClaim, d) }
 
 // target is how many tasks to hold ahead of the slots now.
 func (p *prefetcher) target() int {
