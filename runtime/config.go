@@ -42,7 +42,7 @@ type Config struct {
 	// claim pipeline): a handler that returns starts the next one without
 	// a claim's round trip. Default 0: as many as the slots finish in two
 	// claims' time, judged from recent handler and claim times, at most
-	// 4 x MaxConcurrency and 1,000 - MaxConcurrency. A positive value
+	// 1,000 - MaxConcurrency. A positive value
 	// lowers that cap; negative turns the pipeline off, and so does a
 	// limit (GlobalLimit, WithConcurrency), where a waiting task would
 	// hold a limit's slot without running. A waiting task is leased and

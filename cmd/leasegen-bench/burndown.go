@@ -36,7 +36,21 @@ func enqueueRates(ctx context.Context, o options, s *scratch, t *table) error {
 	return nil
 }
 
-// burnDownName is the burn-down figure of procs worker processes.
+// defaultSlots is runtime.Config's MaxConcurrency default: the slots a
+// user who sets nothing gets.
+const defaultSlots = 100
+
+// defaultBurnName is the burn-down figure of one worker process with the
+// default Config, the first a user sees.
+func defaultBurnName(o options) string {
+	if o.slots == defaultSlots {
+		return burnDownName(o, 1)
+	}
+	return fmt.Sprintf("burn-down, 1 worker process, default Config (%d slots)", defaultSlots)
+}
+
+// burnDownName is the burn-down figure of procs worker processes with
+// -slots slots.
 func burnDownName(o options, procs int) string {
 	processes := "1 worker process"
 	if procs > 1 {
@@ -50,11 +64,12 @@ const (
 	binlogName     = "binary log per task (enqueue in batches, claim, completion)"
 )
 
-// burnDown queues o.burn no-op tasks and times procs worker processes
-// working them off, from the first claim to the last completion on the
-// database's clock. With one process on MySQL it also takes the statements
-// the server received per task from its Questions counter.
-func burnDown(ctx context.Context, o options, s *scratch, procs int, t *table) error {
+// burnDown queues o.burn no-op tasks and times procs worker processes of
+// slots slots (0: the default Config) working them off, from the first
+// claim to the last completion on the database's clock, as figure name.
+// With one process on MySQL it also takes the statements the server
+// received per task from its Questions counter.
+func burnDown(ctx context.Context, o options, s *scratch, procs, slots int, name string, t *table) error {
 	binlogBefore, binlogOn, err := binlogBytes(ctx, s)
 	if err != nil {
 		return err
@@ -70,7 +85,7 @@ func burnDown(ctx context.Context, o options, s *scratch, procs int, t *table) e
 		}
 	}
 	for i := range procs {
-		args := []string{"-child-id", fmt.Sprintf("burn-%d", i+1), "-child-slots", strconv.Itoa(o.slots)}
+		args := []string{"-child-id", fmt.Sprintf("burn-%d", i+1), "-child-slots", strconv.Itoa(slots)}
 		if o.profileDirs != "" {
 			name := fmt.Sprintf("burn-%s-%dproc-%d.pprof", s.kind, procs, i+1)
 			args = append(args, "-child-cpuprofile", filepath.Join(o.profileDirs, name))
@@ -85,7 +100,7 @@ func burnDown(ctx context.Context, o options, s *scratch, procs int, t *table) e
 	if err != nil {
 		return err
 	}
-	if s.kind == kindMySQL && procs == 1 {
+	if s.kind == kindMySQL && procs == 1 && slots == o.slots {
 		after, err := questions(ctx, s.db)
 		if err != nil {
 			return err
@@ -107,7 +122,7 @@ func burnDown(ctx context.Context, o options, s *scratch, procs int, t *table) e
 	if done != o.burn {
 		return fmt.Errorf("burn-down: %d of %d tasks succeeded", done, o.burn)
 	}
-	t.add(burnDownName(o, procs), "tasks/s", float64(done)/span.Seconds())
+	t.add(name, "tasks/s", float64(done)/span.Seconds())
 	return nil
 }
 

@@ -15,8 +15,8 @@ import (
 
 // River's figures, measured by bench/river's riverbench (-river) on a
 // scratch database of the same server, in the same passes as leasegen's.
-func riverBurnName(o options) string {
-	return fmt.Sprintf("River burn-down, 1 process x %d workers (%s no-op jobs)", o.slots, number(float64(o.burn)))
+func riverBurnName(o options, workers int) string {
+	return fmt.Sprintf("River burn-down, 1 process x %d workers (%s no-op jobs)", workers, number(float64(o.burn)))
 }
 
 const (
@@ -29,11 +29,18 @@ func riverLatencyName(p string) string { return "River latency from another proc
 // riverSteps are the River steps of a pass when -river is set: they need
 // no leasegen database.
 func riverSteps(o options) []step {
-	return []step{
-		{"river", "River burn-down", func(ctx context.Context, _ *scratch, t *table) error {
-			return river(ctx, o, t, map[string]string{"burn": riverBurnName(o)},
-				"-mode", "burn", "-jobs", strconv.Itoa(o.burn), "-workers", strconv.Itoa(o.slots))
-		}},
+	burn := func(workers int) step {
+		return step{"river", fmt.Sprintf("River burn-down, %d workers", workers), func(ctx context.Context, _ *scratch, t *table) error {
+			return river(ctx, o, t, map[string]string{"burn": riverBurnName(o, workers)},
+				"-mode", "burn", "-jobs", strconv.Itoa(o.burn), "-workers", strconv.Itoa(workers))
+		}}
+	}
+	var all []step
+	if o.slots != defaultSlots {
+		all = append(all, burn(defaultSlots)) // River's default-like worker count, beside our default Config
+	}
+	return append(all, []step{
+		burn(o.slots),
 		{"river", "River inserts", func(ctx context.Context, _ *scratch, t *table) error {
 			return river(ctx, o, t, map[string]string{"insert-many": riverInsertName, "insert-many-fast": riverInsertFastName},
 				"-mode", "insert", "-jobs", "50000")
@@ -44,7 +51,7 @@ func riverSteps(o options) []step {
 			}, "-mode", "latency", "-rate", strconv.Itoa(o.rate), "-for", o.latencyFor.String(), "-warmup", o.warmup.String(),
 				"-workers", strconv.Itoa(o.slots))
 		}},
-	}
+	}...)
 }
 
 // river runs riverbench with args and adds the figures it prints, named
@@ -93,7 +100,7 @@ const riverDefaultRescue = time.Hour
 // printRiverVerdicts compares leasegen's figures with River's of the same
 // passes, run by run, against the PostgreSQL issue's targets.
 func printRiverVerdicts(w io.Writer, o options, t *table) {
-	if _, ok := t.median(riverBurnName(o)); !ok {
+	if _, ok := t.median(riverBurnName(o, o.slots)); !ok {
 		return
 	}
 	fmt.Fprintln(w, "against River on the same server, run by run:")
@@ -108,7 +115,10 @@ func printRiverVerdicts(w io.Writer, o options, t *table) {
 		}
 		fmt.Fprintf(w, "  %-72s %-7s %.2fx (runs %s)\n", what, verdict, r.median, r.runs)
 	}
-	compare(fmt.Sprintf("burn-down, %d slots: >= 2x River's with %d workers", o.slots, o.slots), burnDownName(o, 1), riverBurnName(o), 2, true)
+	if o.slots != defaultSlots {
+		compare(fmt.Sprintf("burn-down, default Config: >= 2x River's with %d workers", defaultSlots), defaultBurnName(o), riverBurnName(o, defaultSlots), 2, true)
+	}
+	compare(fmt.Sprintf("burn-down, %d slots: >= 2x River's with %d workers", o.slots, o.slots), burnDownName(o, 1), riverBurnName(o, o.slots), 2, true)
 	compare("batch enqueue (1,000 rows): >= River's InsertMany", "enqueue, batches of 1,000 (50,000)", riverInsertName, 1, true)
 	compare("batch enqueue (1,000 rows): vs River's InsertManyFast (COPY)", "enqueue, batches of 1,000 (50,000)", riverInsertFastName, 1, true)
 	compare("latency p50 from another process: ours / River's", latencyName(false, "p50"), riverLatencyName("p50"), 1, false)

@@ -19,13 +19,18 @@ func steps(o options) []step {
 		{"enqueue", "enqueue rates", func(ctx context.Context, s *scratch, t *table) error {
 			return enqueueRates(ctx, o, s, t)
 		}},
-		{"burn", "burn-down by 1 process", func(ctx context.Context, s *scratch, t *table) error {
-			return burnDown(ctx, o, s, 1, t)
-		}},
 	}
+	if o.slots != defaultSlots {
+		all = append(all, step{"burn", "burn-down by 1 process, default Config", func(ctx context.Context, s *scratch, t *table) error {
+			return burnDown(ctx, o, s, 1, 0, defaultBurnName(o), t)
+		}})
+	}
+	all = append(all, step{"burn", "burn-down by 1 process", func(ctx context.Context, s *scratch, t *table) error {
+		return burnDown(ctx, o, s, 1, o.slots, burnDownName(o, 1), t)
+	}})
 	if o.procs > 1 {
 		all = append(all, step{"burn", fmt.Sprintf("burn-down by %d processes", o.procs), func(ctx context.Context, s *scratch, t *table) error {
-			return burnDown(ctx, o, s, o.procs, t)
+			return burnDown(ctx, o, s, o.procs, o.slots, burnDownName(o, o.procs), t)
 		}})
 	}
 	return append(all, []step{
