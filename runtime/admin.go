@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -33,6 +34,19 @@ func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 // It returns ErrTaskNotFound for an unknown id and ErrTaskNotRetryable for a
 // task in another status.
 func (c *Client) Retry(ctx context.Context, id TaskID) error {
+	// The attempt that ended the task is read from its row, which the
+	// retry resets: keep it in the history first.
+	if before, err := c.engine.driver.Get(ctx, id); err == nil && before.Status.Terminal() && before.Status != StatusSuccess {
+		if last := history(before, nil); len(last) == 1 {
+			a := last[0]
+			rec := driver.AttemptRecord{TaskID: id, Attempt: a.Attempt, Worker: a.Worker, StartedAt: a.StartedAt, Outcome: a.Outcome,
+				Error: truncateUTF8(a.Error, maxAttemptError), Duration: a.Duration}
+			// Workers trim the history to their AttemptHistory.
+			if err := c.engine.driver.RecordAttempts(ctx, []driver.AttemptRecord{rec}, keepAll); err != nil {
+				return c.engine.classify(err)
+			}
+		}
+	}
 	changed, err := c.engine.driver.RetryTask(ctx, id)
 	if err != nil || changed {
 		return c.engine.classify(err)
@@ -55,7 +69,16 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 	for {
 		n, err := c.engine.driver.PurgeBatch(ctx, olderThan, batch)
 		total += n
-		if err != nil || n < batch {
+		if err != nil {
+			return total, c.engine.classify(err)
+		}
+		if n < batch {
+			break
+		}
+	}
+	for { // the deleted tasks' recorded attempts
+		n, err := c.engine.driver.PurgeAttempts(ctx, batch)
+		if err != nil || n == 0 {
 			return total, c.engine.classify(err)
 		}
 	}

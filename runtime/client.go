@@ -234,7 +234,15 @@ func (c *Client) newTask(r Request) (driver.NewTask, error) {
 // Get returns the task with id, or ErrTaskNotFound.
 func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
 	info, err := c.engine.driver.Get(ctx, id)
-	return info, c.engine.classify(err)
+	if err != nil {
+		return info, c.engine.classify(err)
+	}
+	recorded, err := c.engine.driver.Attempts(ctx, id)
+	if err != nil {
+		return info, c.engine.classify(err)
+	}
+	info.Attempts = history(info, recorded)
+	return info, nil
 }
 
 // Waits of Client.Wait: the first after one read, doubling up to the last.

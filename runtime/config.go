@@ -51,6 +51,11 @@ type Config struct {
 	// until its handlers are quick again; a worker that dies strands it
 	// like a running one, within the same recovery bound.
 	Prefetch int
+	// AttemptHistory is how many of a task's attempts that did not end it
+	// (retried failures, snoozes, releases, expired leases) the worker
+	// keeps in leasegen_attempts; the attempt that ends a task is read
+	// from its row. Default 20.
+	AttemptHistory int
 	// GlobalLimit caps the tasks running across all workers; 0 means none.
 	// Every worker of a deployment must use the same value.
 	GlobalLimit int
@@ -106,6 +111,9 @@ func (c Config) withDefaults() Config {
 	if c.WorkerID == "" {
 		c.WorkerID = defaultWorkerID()
 	}
+	if c.AttemptHistory == 0 {
+		c.AttemptHistory = 20
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -148,6 +156,7 @@ func (c Config) validate() error {
 		{"RecoveryBatchSize", c.RecoveryBatchSize},
 		{"RecoveryMaxBatches", c.RecoveryMaxBatches},
 		{"MaxConcurrency", c.MaxConcurrency},
+		{"AttemptHistory", c.AttemptHistory},
 	}
 	for _, p := range counts {
 		if p.value < 0 {

@@ -23,6 +23,7 @@ type execution struct {
 	lease        time.Duration
 	task         Task
 	freeAttempts int
+	claimedAt    time.Time // when the claim took it, on the database's clock
 	// unreadable is why the task's stored metadata does not decode: the
 	// handler is not called, and the task fails for good.
 	unreadable error
@@ -93,6 +94,7 @@ func (w *Worker) newExecution(c driver.ClaimedTask, lease time.Duration) *execut
 		ref:          driver.LeaseRef{ID: c.ID, Attempt: c.Attempt},
 		lease:        lease,
 		freeAttempts: c.FreeAttempts,
+		claimedAt:    c.StartedAt,
 	}
 	e.task = Task{
 		ID: c.ID, Type: c.Type, Attempt: c.Attempt, MaxAttempts: c.MaxAttempts,
@@ -194,9 +196,9 @@ func (e *execution) finish(err error) (outcome string, ended bool) {
 		ok, werr := w.engine.driver.Complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
 		return e.record(ok, werr, &w.stats.completed, "complete", OutcomeSuccess), true
 	case errors.As(err, &snooze):
-		return e.release(ctx, snooze.after), true
+		return e.release(ctx, snooze.after, leasetype.AttemptSnoozed), true
 	case errors.Is(cause, ErrWorkerStopping):
-		return e.release(ctx, 0), true
+		return e.release(ctx, 0, leasetype.AttemptReleased), true
 	default:
 		return e.fail(ctx, err, cause), true
 	}
@@ -218,6 +220,9 @@ func (e *execution) fail(ctx context.Context, err, cause error) string {
 	ok, werr := w.engine.driver.Fail(ctx, w.cfg.WorkerID, e.ref, f)
 	outcome = e.record(ok, werr, counter, "fail", outcome)
 	e.logFailure(outcome, msg, f.Backoff)
+	if outcome == OutcomeRetry {
+		e.remember(ctx, e.failureOutcome(cause), msg)
+	}
 	return outcome
 }
 
@@ -245,10 +250,15 @@ func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
 	}
 }
 
-// release hands the task back without using an attempt.
-func (e *execution) release(ctx context.Context, delay time.Duration) string {
+// release hands the task back without using an attempt; why names the
+// attempt in the task's history.
+func (e *execution) release(ctx context.Context, delay time.Duration, why string) string {
 	ok, err := e.w.engine.driver.Release(ctx, e.w.cfg.WorkerID, e.ref, delay)
-	return e.record(ok, err, &e.w.stats.released, "release", OutcomeReleased)
+	outcome := e.record(ok, err, &e.w.stats.released, "release", OutcomeReleased)
+	if outcome == OutcomeReleased {
+		e.remember(ctx, why, "")
+	}
+	return outcome
 }
 
 // record counts a fenced write and returns the execution's outcome; a

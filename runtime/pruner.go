@@ -43,7 +43,31 @@ func (p *pruner) run(ctx context.Context, stop <-chan struct{}) {
 			return
 		case <-ticker.C:
 		}
-		p.pass(ctx, stop)
+		if p.pass(ctx, stop) > 0 {
+			p.purgeAttempts(ctx, stop)
+		}
+	}
+}
+
+// purgeAttempts deletes the recorded attempts of the tasks a pass deleted,
+// a batch of tasks at a time.
+func (p *pruner) purgeAttempts(ctx context.Context, stop <-chan struct{}) {
+	for {
+		batchCtx, cancel := context.WithTimeout(ctx, p.interval)
+		n, err := p.driver.PurgeAttempts(batchCtx, p.batch)
+		cancel()
+		if err != nil {
+			p.logger.Error("leasegen: retention of attempt histories failed", "worker", p.workerID, "err", err)
+			return
+		}
+		if n == 0 {
+			return
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(p.pause):
+		}
 	}
 }
 

@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
 // recoverer resolves expired leases, of any worker's tasks, once at start
@@ -21,6 +23,7 @@ type recoverer struct {
 	batch, maxBatches int
 	pause             time.Duration
 	recovered         *atomic.Int64 // the worker's count
+	keep              int           // Config.AttemptHistory
 	// found wakes the worker's poller: recovered tasks are claimable.
 	found func()
 	// renewRow renews the worker's row after each pass.
@@ -32,6 +35,7 @@ func newRecoverer(w *Worker) *recoverer {
 		driver: w.engine.driver, observer: w.engine.observer, logger: w.cfg.Logger, workerID: w.cfg.WorkerID,
 		interval: w.cfg.RecoveryInterval, batch: w.cfg.RecoveryBatchSize, maxBatches: w.cfg.RecoveryMaxBatches,
 		pause: w.cfg.RecoveryPause, recovered: &w.stats.recovered, found: w.signal, renewRow: w.renewRegistration,
+		keep: w.cfg.AttemptHistory,
 	}
 }
 
@@ -77,6 +81,7 @@ func (r *recoverer) pass(ctx context.Context, stop <-chan struct{}) int {
 			r.logger.Info("leasegen: recovered expired lease", "worker", r.workerID,
 				"task_id", t.ID, "outcome", t.Outcome, "overdue", t.Overdue)
 		}
+		r.remember(ctx, recovered)
 		total += len(recovered)
 		r.recovered.Add(int64(len(recovered)))
 		if len(recovered) > 0 {
@@ -92,4 +97,25 @@ func (r *recoverer) pass(ctx context.Context, stop <-chan struct{}) int {
 		}
 	}
 	return total
+}
+
+// remember stores, in their tasks' histories, the attempts whose leases
+// expired and whose tasks recovery queued again (the row keeps those it
+// ended).
+func (r *recoverer) remember(ctx context.Context, recovered []driver.RecoveredTask) {
+	var recs []driver.AttemptRecord
+	for _, t := range recovered {
+		if t.Outcome == driver.RecoveryRequeued {
+			recs = append(recs, driver.AttemptRecord{TaskID: t.ID, Attempt: t.Attempt, Worker: t.Owner, StartedAt: t.StartedAt,
+				Outcome: leasetype.AttemptLeaseLost, Error: fmt.Sprintf("lease expired %s before recovery", t.Overdue.Round(time.Millisecond))})
+		}
+	}
+	if len(recs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.interval)
+	defer cancel()
+	if err := r.driver.RecordAttempts(ctx, recs, r.keep); err != nil {
+		r.logger.Warn("leasegen: recording recovered attempts in their tasks' histories failed", "worker", r.workerID, "err", err)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
 // Worker claims and executes tasks of the types it has handlers for. Many
@@ -341,7 +342,7 @@ func (w *Worker) releaseAll() {
 	}
 	for _, e := range w.snapshot() {
 		ctx, cancel := context.WithTimeout(w.runCtx, e.lease)
-		if e.release(ctx, 0) == OutcomeReleased { // the execution reports its own outcome when it returns
+		if e.release(ctx, 0, leasetype.AttemptReleased) == OutcomeReleased { // the execution reports its own outcome when it returns
 			e.handedBack.Store(true)
 		}
 		cancel()

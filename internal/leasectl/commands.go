@@ -146,7 +146,27 @@ func show(ctx context.Context, e *env, args []string) error {
 	if t.LastError != "" {
 		fmt.Fprintf(e.stdout, "last error:\n%s\n", t.LastError)
 	}
-	return nil
+	return printAttempts(e.stdout, t.Attempts)
+}
+
+// printAttempts prints a task's history as a table, each error on its
+// first line.
+func printAttempts(out io.Writer, attempts []runtime.AttemptInfo) error {
+	if len(attempts) == 0 {
+		return nil
+	}
+	fmt.Fprintln(out, "attempts:")
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  #\tOUTCOME\tWORKER\tSTARTED\tFINISHED\tDURATION\tERROR")
+	for _, a := range attempts {
+		duration := "-"
+		if !a.FinishedAt.IsZero() {
+			duration = a.Duration.Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Attempt, a.Outcome, dash(a.Worker), stamp(a.StartedAt), stamp(a.FinishedAt),
+			duration, dash(firstLine(a.Error, 80)))
+	}
+	return w.Flush()
 }
 
 func cancel(ctx context.Context, e *env, args []string) error {

@@ -32,6 +32,18 @@ type taskJSON struct {
 	FinishedAt     *time.Time        `json:"finished_at,omitempty"`
 	Result         string            `json:"result,omitempty"`
 	LastError      string            `json:"last_error,omitempty"`
+	Attempts       []attemptJSON     `json:"attempts,omitempty"`
+}
+
+// attemptJSON is one attempt of show -json's history.
+type attemptJSON struct {
+	Attempt    int        `json:"attempt"`
+	Outcome    string     `json:"outcome"`
+	Worker     string     `json:"worker,omitempty"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	DurationMS float64    `json:"duration_ms"`
+	Error      string     `json:"error,omitempty"`
 }
 
 func newTaskJSON(t runtime.TaskInfo) taskJSON {
@@ -43,6 +55,11 @@ func newTaskJSON(t runtime.TaskInfo) taskJSON {
 		CreatedAt: optionalTime(t.CreatedAt), UpdatedAt: optionalTime(t.UpdatedAt),
 		StartedAt: optionalTime(t.StartedAt), FinishedAt: optionalTime(t.FinishedAt),
 		Result: t.Result, LastError: t.LastError,
+	}
+	for _, a := range t.Attempts {
+		out.Attempts = append(out.Attempts, attemptJSON{Attempt: a.Attempt, Outcome: a.Outcome, Worker: a.Worker,
+			StartedAt: optionalTime(a.StartedAt), FinishedAt: optionalTime(a.FinishedAt),
+			DurationMS: float64(a.Duration.Microseconds()) / 1000, Error: a.Error})
 	}
 	if json.Valid(t.Payload) {
 		out.Payload = t.Payload

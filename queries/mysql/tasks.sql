@@ -156,7 +156,7 @@ WHERE id = sqlc.arg(id)
 -- name: TaskRecoverCandidates :many
 -- A running task's due_priority is 0: the range of leasegen_tasks_due it
 -- reads holds the expired leases only.
-SELECT id, status, attempt, free_attempts, max_attempts,
+SELECT id, status, attempt, free_attempts, max_attempts, lease_owner, started_at,
        CAST(TIMESTAMPDIFF(MICROSECOND, due_at, NOW(3)) AS SIGNED) AS overdue_us
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')

@@ -211,7 +211,8 @@ UPDATE leasegen_tasks u SET
   updated_at = now()
 FROM expired
 WHERE u.id = expired.id
-RETURNING u.id, u.status, CAST(EXTRACT(EPOCH FROM now() - expired.expired_at) * 1000000 AS BIGINT) AS overdue_us;
+RETURNING u.id, u.status, u.attempt, u.lease_owner, u.started_at,
+  CAST(EXTRACT(EPOCH FROM now() - expired.expired_at) * 1000000 AS BIGINT) AS overdue_us;
 
 -- name: TaskCountByTypeStatus :many
 SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks

@@ -135,7 +135,7 @@ WHERE id = sqlc.arg(id)
   AND due_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER));
 
 -- name: TaskRecoverCandidates :many
-SELECT id, status, attempt, free_attempts, max_attempts,
+SELECT id, status, attempt, free_attempts, max_attempts, lease_owner, started_at,
        (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - due_at AS overdue_ms
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')

@@ -122,6 +122,16 @@ type Driver interface {
 	// FAILED; CANCELLED when cancellation was requested.
 	RecoverBatch(ctx context.Context, batch int) ([]RecoveredTask, error)
 
+	// RecordAttempts stores recs, attempts that did not end their tasks
+	// (the attempt that ends a task is read from its row), ignoring one
+	// already stored, and keeps only each task's latest keep attempts.
+	RecordAttempts(ctx context.Context, recs []AttemptRecord, keep int) error
+	// Attempts lists task id's recorded attempts, oldest first.
+	Attempts(ctx context.Context, id leasetype.TaskID) ([]leasetype.AttemptInfo, error)
+	// PurgeAttempts deletes the recorded attempts of up to batch tasks
+	// that no longer exist and returns how many attempts it deleted.
+	PurgeAttempts(ctx context.Context, batch int) (int, error)
+
 	// List returns the tasks f selects, newest first.
 	List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error)
 	// RetryTask queues a FAILED or CANCELLED task again with fresh
@@ -333,6 +343,23 @@ type RecoveredTask struct {
 	ID      leasetype.TaskID
 	Outcome string
 	Overdue time.Duration // from lease expiry to recovery
+	// The attempt that held the lease: its number, its worker and when it
+	// was claimed (the database's clock).
+	Attempt   int
+	Owner     string
+	StartedAt time.Time
+}
+
+// AttemptRecord is an attempt that ended without ending its task, to
+// store in the task's history; it finished now, on the database's clock.
+type AttemptRecord struct {
+	TaskID    leasetype.TaskID
+	Attempt   int
+	Worker    string
+	StartedAt time.Time // the claim's instant, on the database's clock
+	Outcome   string    // a leasetype.Attempt* outcome
+	Error     string
+	Duration  time.Duration // the handler's run time
 }
 
 // AttemptsLeft reports whether a task that used attempt claims, free of them

@@ -58,6 +58,11 @@ type TaskInfo struct {
 	UpdatedAt      time.Time
 	StartedAt      time.Time // when the latest attempt started; zero until first claimed
 	FinishedAt     time.Time // zero until terminal
+	// Attempts is the task's history, oldest first: the recorded
+	// attempts that did not end it (the latest Config.AttemptHistory) and
+	// the latest one, from the row. Client.Get fills it in; lists leave
+	// it empty.
+	Attempts []AttemptInfo
 }
 
 // Filter selects tasks for Client.List. Zero fields match everything.
@@ -96,6 +101,31 @@ type WorkerInfo struct {
 	TaskLimits     map[string]int // every task type it handles, with its concurrency limit (0: none)
 	Schedules      []string       // the schedules it registers, by name
 }
+
+// AttemptInfo is one attempt of a task, as its history shows it.
+type AttemptInfo struct {
+	Attempt    int
+	Worker     string
+	StartedAt  time.Time // when it was claimed, on the database's clock
+	FinishedAt time.Time // zero while it runs
+	Outcome    string    // one of the Attempt* outcomes
+	Error      string
+	Duration   time.Duration // the handler's run time; from the row's instants for the last attempt
+}
+
+// Attempt outcomes, as a task's history names them.
+const (
+	AttemptSuccess   = "success"
+	AttemptError     = "error"
+	AttemptPanic     = "panic"
+	AttemptTimedOut  = "timed_out"
+	AttemptLeaseLost = "lease_lost" // its lease expired and recovery requeued the task, or ended it
+	AttemptCancelled = "cancelled"
+	AttemptSnoozed   = "snoozed"
+	AttemptReleased  = "released" // handed back when its worker stopped
+	AttemptFailed    = "failed"   // the last, failed for good
+	AttemptRunning   = "running"
+)
 
 // ScheduleInfo is a stored schedule of periodic tasks.
 type ScheduleInfo struct {

@@ -117,6 +117,7 @@ var bundleCases = []struct {
 	{"HandlerReturningAfterStopIsNotAFailure", testHandlerReturningAfterStopIsNotAFailure},
 	{"ManyWorkersOneProcess", testManyWorkersOneProcess},
 	{"PipelineRunsAheadWithinSlots", testPipelineRunsAheadWithinSlots},
+	{"AttemptHistory", testAttemptHistory},
 	{"Kill9WorkerProcesses", testKill9WorkerProcesses},
 	{"ShortLeaseKeepsItsLease", testShortLeaseKeepsItsLease},
 	{"WorkOne", testWorkOne},

@@ -141,6 +141,7 @@ func (s *store) RecoverBatch(ctx context.Context, batch int) ([]driver.Recovered
 					ID:      leasetype.TaskID(r.ID),
 					Outcome: sqlbuild.RecoveryOutcome(leasetype.Status(r.Status), int(r.Attempt), int(r.FreeAttempts), int(r.MaxAttempts)),
 					Overdue: time.Duration(r.OverdueUs) * time.Microsecond,
+					Attempt: int(r.Attempt), Owner: r.LeaseOwner, StartedAt: r.StartedAt,
 				})
 			}
 			return s.q.TaskRecoverMark(ctx, tx, mysqldb.TaskRecoverMarkParams{Ids: ids})

@@ -157,7 +157,8 @@ func (s *store) RecoverBatch(ctx context.Context, batch int) ([]driver.Recovered
 		case leasetype.StatusCancelled:
 			outcome = driver.RecoveryCancelled
 		}
-		recovered[i] = driver.RecoveredTask{ID: leasetype.TaskID(r.ID), Outcome: outcome, Overdue: time.Duration(r.OverdueUs) * time.Microsecond}
+		recovered[i] = driver.RecoveredTask{ID: leasetype.TaskID(r.ID), Outcome: outcome, Overdue: time.Duration(r.OverdueUs) * time.Microsecond,
+			Attempt: int(r.Attempt), Owner: r.LeaseOwner, StartedAt: r.StartedAt.Time.UTC()}
 	}
 	return recovered, nil
 }

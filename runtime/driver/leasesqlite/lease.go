@@ -128,6 +128,7 @@ func (s *store) RecoverBatch(ctx context.Context, batch int) ([]driver.Recovered
 				ID:      leasetype.TaskID(r.ID),
 				Outcome: sqlbuild.RecoveryOutcome(leasetype.Status(r.Status), int(r.Attempt), int(r.FreeAttempts), int(r.MaxAttempts)),
 				Overdue: time.Duration(r.OverdueMs) * time.Millisecond,
+				Attempt: int(r.Attempt), Owner: r.LeaseOwner.String, StartedAt: fromNullMillis(r.StartedAt),
 			})
 		}
 		return s.q.TaskRecoverMark(ctx, conn, sqlitedb.TaskRecoverMarkParams{Ids: ids})

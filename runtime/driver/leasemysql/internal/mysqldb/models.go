@@ -9,6 +9,17 @@ import (
 	"time"
 )
 
+type LeasegenAttempt struct {
+	TaskID     int64
+	Attempt    int32
+	Worker     string
+	StartedAt  time.Time
+	FinishedAt time.Time
+	Outcome    string
+	Error      sql.NullString
+	DurationUs int64
+}
+
 type LeasegenIdempotencyKey struct {
 	TaskType  string
 	IdemKey   string

@@ -787,7 +787,7 @@ func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (
 }
 
 const taskRecoverCandidates = `-- name: TaskRecoverCandidates :many
-SELECT id, status, attempt, free_attempts, max_attempts,
+SELECT id, status, attempt, free_attempts, max_attempts, lease_owner, started_at,
        CAST(TIMESTAMPDIFF(MICROSECOND, due_at, NOW(3)) AS SIGNED) AS overdue_us
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
@@ -807,6 +807,8 @@ type TaskRecoverCandidatesRow struct {
 	Attempt      int32
 	FreeAttempts int32
 	MaxAttempts  int32
+	LeaseOwner   string
+	StartedAt    time.Time
 	OverdueUs    int64
 }
 
@@ -827,6 +829,8 @@ func (q *Queries) TaskRecoverCandidates(ctx context.Context, db DBTX, arg TaskRe
 			&i.Attempt,
 			&i.FreeAttempts,
 			&i.MaxAttempts,
+			&i.LeaseOwner,
+			&i.StartedAt,
 			&i.OverdueUs,
 		); err != nil {
 			return nil, err

@@ -806,7 +806,8 @@ UPDATE leasegen_tasks u SET
   updated_at = now()
 FROM expired
 WHERE u.id = expired.id
-RETURNING u.id, u.status, CAST(EXTRACT(EPOCH FROM now() - expired.expired_at) * 1000000 AS BIGINT) AS overdue_us
+RETURNING u.id, u.status, u.attempt, u.lease_owner, u.started_at,
+  CAST(EXTRACT(EPOCH FROM now() - expired.expired_at) * 1000000 AS BIGINT) AS overdue_us
 `
 
 type TaskRecoverParams struct {
@@ -814,9 +815,12 @@ type TaskRecoverParams struct {
 }
 
 type TaskRecoverRow struct {
-	ID        int64
-	Status    string
-	OverdueUs int64
+	ID         int64
+	Status     string
+	Attempt    int32
+	LeaseOwner string
+	StartedAt  sql.NullTime
+	OverdueUs  int64
 }
 
 // Expired leases, up to lim, skipping rows another recoverer holds:
@@ -832,7 +836,14 @@ func (q *Queries) TaskRecover(ctx context.Context, db DBTX, arg TaskRecoverParam
 	var items []TaskRecoverRow
 	for rows.Next() {
 		var i TaskRecoverRow
-		if err := rows.Scan(&i.ID, &i.Status, &i.OverdueUs); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Status,
+			&i.Attempt,
+			&i.LeaseOwner,
+			&i.StartedAt,
+			&i.OverdueUs,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

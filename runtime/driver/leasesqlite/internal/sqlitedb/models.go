@@ -8,6 +8,17 @@ import (
 	"database/sql"
 )
 
+type LeasegenAttempt struct {
+	TaskID     int64
+	Attempt    int64
+	Worker     string
+	StartedAt  int64
+	FinishedAt int64
+	Outcome    string
+	Error      sql.NullString
+	DurationUs int64
+}
+
 type LeasegenIdempotencyKey struct {
 	TaskType  string
 	IdemKey   string

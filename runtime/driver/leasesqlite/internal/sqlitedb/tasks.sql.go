@@ -644,7 +644,7 @@ func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (
 }
 
 const taskRecoverCandidates = `-- name: TaskRecoverCandidates :many
-SELECT id, status, attempt, free_attempts, max_attempts,
+SELECT id, status, attempt, free_attempts, max_attempts, lease_owner, started_at,
        (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - due_at AS overdue_ms
 FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
@@ -662,6 +662,8 @@ type TaskRecoverCandidatesRow struct {
 	Attempt      int64
 	FreeAttempts int64
 	MaxAttempts  int64
+	LeaseOwner   sql.NullString
+	StartedAt    sql.NullInt64
 	OverdueMs    int64
 }
 
@@ -680,6 +682,8 @@ func (q *Queries) TaskRecoverCandidates(ctx context.Context, db DBTX, arg TaskRe
 			&i.Attempt,
 			&i.FreeAttempts,
 			&i.MaxAttempts,
+			&i.LeaseOwner,
+			&i.StartedAt,
 			&i.OverdueMs,
 		); err != nil {
 			return nil, err

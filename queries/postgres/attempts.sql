@@ -1,0 +1,25 @@
+-- Queries on leasegen_attempts: the attempts that did not end their task.
+
+-- name: AttemptInsert :exec
+-- An attempt recorded twice (a retried write) keeps its first row.
+INSERT INTO leasegen_attempts
+  (task_id, attempt, worker, started_at, finished_at, outcome, error, duration_us)
+VALUES ($1, $2, $3, $4, now(), $5, $6, $7)
+ON CONFLICT DO NOTHING;
+
+-- name: AttemptTrim :exec
+-- Keeps a task's latest attempts: those above the given number.
+DELETE FROM leasegen_attempts WHERE task_id = $1 AND attempt <= $2;
+
+-- name: AttemptList :many
+SELECT * FROM leasegen_attempts WHERE task_id = $1 ORDER BY attempt;
+
+-- name: AttemptOrphans :many
+-- Tasks retention deleted whose attempts are still stored.
+SELECT DISTINCT a.task_id FROM leasegen_attempts a
+LEFT JOIN leasegen_tasks t ON t.id = a.task_id
+WHERE t.id IS NULL
+LIMIT $1;
+
+-- name: AttemptDeleteTasks :execrows
+DELETE FROM leasegen_attempts WHERE task_id = ANY(@task_ids::bigint[]);

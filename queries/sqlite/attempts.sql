@@ -1,0 +1,24 @@
+-- Queries on leasegen_attempts: the attempts that did not end their task.
+
+-- name: AttemptInsert :exec
+-- An attempt recorded twice (a retried write) keeps its first row.
+INSERT OR IGNORE INTO leasegen_attempts
+  (task_id, attempt, worker, started_at, finished_at, outcome, error, duration_us)
+VALUES (?, ?, ?, ?, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), ?, ?, ?);
+
+-- name: AttemptTrim :exec
+-- Keeps a task's latest attempts: those above the given number.
+DELETE FROM leasegen_attempts WHERE task_id = ? AND attempt <= ?;
+
+-- name: AttemptList :many
+SELECT * FROM leasegen_attempts WHERE task_id = ? ORDER BY attempt;
+
+-- name: AttemptOrphans :many
+-- Tasks retention deleted whose attempts are still stored.
+SELECT DISTINCT a.task_id FROM leasegen_attempts a
+LEFT JOIN leasegen_tasks t ON t.id = a.task_id
+WHERE t.id IS NULL
+LIMIT ?;
+
+-- name: AttemptDeleteTasks :execrows
+DELETE FROM leasegen_attempts WHERE task_id IN (sqlc.slice(task_ids));

@@ -1,0 +1,103 @@
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// outcomes lists a history's outcomes, space-separated.
+func outcomes(attempts []runtime.AttemptInfo) string {
+	out := make([]string, len(attempts))
+	for i, a := range attempts {
+		out[i] = a.Outcome
+	}
+	return strings.Join(out, " ")
+}
+
+// A task's history keeps every attempt: a failure, a panic, a snooze, a
+// lease that expired and was recovered, the success that ended it, each
+// with its worker and instants; a task failed for good keeps its last
+// attempt through Retry; AttemptHistory bounds what is kept; retention
+// deletes the history with its task.
+func testAttemptHistory(t *testing.T, b *Bundle) {
+	var calls atomic.Int32
+	cfg := Config()
+	cfg.AttemptHistory = 3
+	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
+		"steps": func(ctx context.Context, _ *runtime.Task) error {
+			switch calls.Add(1) {
+			case 1:
+				return errors.New("boom <1>")
+			case 2:
+				panic("kaboom")
+			case 3:
+				return runtime.Snooze(10 * time.Millisecond)
+			}
+			return nil
+		},
+		"once": func(context.Context, *runtime.Task) error { return runtime.Permanent(errors.New("bad input")) },
+		"five": func(_ context.Context, task *runtime.Task) error {
+			if task.Attempt < 5 {
+				return errors.New("not yet")
+			}
+			return nil
+		},
+	}, runtime.WithBackoff(FastBackoff))
+	steps := b.Enqueue(t, "steps", runtime.WithMaxAttempts(5))
+	info := b.WaitStatus(t, steps, runtime.StatusSuccess, 10*time.Second)
+	info, err := b.Client.Get(bg, steps)
+	dbtest.Must(t, "get", err)
+	if got := outcomes(info.Attempts); got != "error panic snoozed success" {
+		t.Fatalf("history of steps = %q, want error panic snoozed success (%+v)", got, info.Attempts)
+	}
+	for i, a := range info.Attempts {
+		if a.Attempt != i+1 || a.Worker != w.ID() || a.StartedAt.IsZero() || a.FinishedAt.Before(a.StartedAt) || a.Duration < 0 {
+			t.Errorf("attempt %d = %+v", i+1, a)
+		}
+	}
+	if a := info.Attempts; a[0].Error != "boom <1>" || !strings.Contains(a[1].Error, "kaboom") {
+		t.Errorf("errors in the history: %q, %q", a[0].Error, a[1].Error)
+	}
+
+	once := b.Enqueue(t, "once", runtime.WithMaxAttempts(1))
+	b.WaitStatus(t, once, runtime.StatusFailed, 10*time.Second)
+	dbtest.Must(t, "retry", b.Client.Retry(bg, once))
+	b.WaitStatus(t, once, runtime.StatusFailed, 10*time.Second)
+	if info, _ := b.Client.Get(bg, once); outcomes(info.Attempts) != "failed failed" || info.Attempts[0].Error != "permanent: bad input" {
+		t.Errorf("history of a retried failure = %+v, want two failed attempts", info.Attempts)
+	}
+
+	five := b.Enqueue(t, "five", runtime.WithMaxAttempts(5))
+	b.WaitStatus(t, five, runtime.StatusSuccess, 10*time.Second)
+	if info, _ := b.Client.Get(bg, five); outcomes(info.Attempts) != "error error error success" || info.Attempts[0].Attempt != 2 {
+		t.Errorf("history with AttemptHistory 3 = %+v, want attempts 2-4 failed and 5 succeeded", info.Attempts)
+	}
+
+	// A lease that expires: its task is recovered, runs again and succeeds.
+	lost := b.Enqueue(t, "lost")
+	if claimed := b.Claim(t, "gone-worker", 1, "lost"); len(claimed) != 1 {
+		t.Fatalf("claimed %v", claimed)
+	}
+	b.Expire(t, lost)
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"lost": func(context.Context, *runtime.Task) error { return nil }})
+	b.WaitStatus(t, lost, runtime.StatusSuccess, 10*time.Second)
+	if info, _ := b.Client.Get(bg, lost); outcomes(info.Attempts) != "lease_lost success" || info.Attempts[0].Worker != "gone-worker" {
+		t.Errorf("history of a recovered task = %+v, want lease_lost by gone-worker, then success", info.Attempts)
+	}
+
+	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_attempts"); n == 0 {
+		t.Fatal("no attempt rows stored")
+	}
+	_, err = b.Client.Purge(bg, 0, 100)
+	dbtest.Must(t, "purge", err)
+	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_attempts"); n != 0 {
+		t.Errorf("%d attempt rows left after every task was purged", n)
+	}
+}
