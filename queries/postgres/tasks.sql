@@ -66,9 +66,12 @@ GROUP BY task_type;
 
 -- name: TaskClaim :many
 -- A claim in one statement: leasegen_claim (migration 0001) locks the next
--- claimable tasks in claim order and starts their leases.
-SELECT * FROM leasegen_claim(@lease_owner::text, @task_types::text[], @lim::integer,
-  @default_lease_us::bigint, @lease_types::text[], @lease_us::bigint[]);
+-- claimable tasks in claim order and starts their leases. Only what an
+-- execution needs crosses the wire.
+SELECT c.id, c.task_type, c.payload, c.priority, c.available_at, c.attempt, c.free_attempts,
+  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.started_at
+FROM leasegen_claim(@lease_owner::text, @task_types::text[], @lim::integer,
+  @default_lease_us::bigint, @lease_types::text[], @lease_us::bigint[]) c;
 
 -- name: TaskClaimCandidates :many
 -- A claim under limits, after it locked the limit rows and counted the

@@ -36,8 +36,10 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 }
 
 const taskClaim = `-- name: TaskClaim :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata FROM leasegen_claim($1::text, $2::text[], $3::integer,
-  $4::bigint, $5::text[], $6::bigint[])
+SELECT c.id, c.task_type, c.payload, c.priority, c.available_at, c.attempt, c.free_attempts,
+  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.started_at
+FROM leasegen_claim($1::text, $2::text[], $3::integer,
+  $4::bigint, $5::text[], $6::bigint[]) c
 `
 
 type TaskClaimParams struct {
@@ -49,9 +51,25 @@ type TaskClaimParams struct {
 	LeaseUs        []int64
 }
 
+type TaskClaimRow struct {
+	ID             int64
+	TaskType       string
+	Payload        []byte
+	Priority       int32
+	AvailableAt    time.Time
+	Attempt        int32
+	FreeAttempts   int32
+	MaxAttempts    int32
+	OwnerID        string
+	IdempotencyKey sql.NullString
+	Metadata       sql.NullString
+	StartedAt      sql.NullTime
+}
+
 // A claim in one statement: leasegen_claim (migration 0001) locks the next
-// claimable tasks in claim order and starts their leases.
-func (q *Queries) TaskClaim(ctx context.Context, db DBTX, arg TaskClaimParams) ([]LeasegenTask, error) {
+// claimable tasks in claim order and starts their leases. Only what an
+// execution needs crosses the wire.
+func (q *Queries) TaskClaim(ctx context.Context, db DBTX, arg TaskClaimParams) ([]TaskClaimRow, error) {
 	rows, err := db.QueryContext(ctx, taskClaim,
 		arg.LeaseOwner,
 		pq.Array(arg.TaskTypes),
@@ -64,30 +82,22 @@ func (q *Queries) TaskClaim(ctx context.Context, db DBTX, arg TaskClaimParams) (
 		return nil, err
 	}
 	defer rows.Close()
-	var items []LeasegenTask
+	var items []TaskClaimRow
 	for rows.Next() {
-		var i LeasegenTask
+		var i TaskClaimRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.TaskType,
-			&i.Status,
 			&i.Payload,
 			&i.Priority,
 			&i.AvailableAt,
 			&i.Attempt,
 			&i.FreeAttempts,
 			&i.MaxAttempts,
-			&i.LeaseOwner,
-			&i.LeaseUntil,
 			&i.OwnerID,
 			&i.IdempotencyKey,
-			&i.LastError,
-			&i.Result,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.StartedAt,
-			&i.FinishedAt,
 			&i.Metadata,
+			&i.StartedAt,
 		); err != nil {
 			return nil, err
 		}
