@@ -18,13 +18,14 @@ type (
 	QueueStats = leasetype.QueueStats
 )
 
-// List returns up to f.Limit tasks matching f, newest first.
+// List returns up to f.Limit tasks matching f, newest first. To page,
+// pass the last id of a page as the next one's f.BeforeID.
 func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	if f.Limit == 0 {
 		f.Limit = 100
 	}
-	if f.Limit < 0 || f.OlderThan < 0 {
-		return nil, fmt.Errorf("%w: list limit and age must not be negative", ErrInvalidTask)
+	if f.Limit < 0 || f.OlderThan < 0 || f.BeforeID < 0 {
+		return nil, fmt.Errorf("%w: list limit, age and BeforeID must not be negative", ErrInvalidTask)
 	}
 	infos, err := c.engine.driver.List(ctx, f)
 	return infos, c.engine.classify(err)

@@ -77,11 +77,17 @@ func list(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&f.Type, "type", "", "")
 	fs.StringVar(&f.Owner, "owner", "", "")
 	fs.DurationVar(&f.OlderThan, "older-than", 0, "")
+	fs.StringVar(&f.Key, "key", "", "")
+	before := fs.Int64("before", 0, "")
 	fs.IntVar(&f.Limit, "limit", 50, "")
 	asJSON := fs.Bool("json", false, "")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
+	if *before < 0 {
+		return fmt.Errorf("%w: -before must be a task id, got %d", errUsage, *before)
+	}
+	f.BeforeID = runtime.TaskID(*before)
 	if status != "" {
 		f.Status = runtime.Status(strings.ToUpper(status))
 		if !slices.Contains(runtime.AllStatuses, f.Status) {

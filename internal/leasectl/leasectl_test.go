@@ -172,6 +172,11 @@ func TestCommands(t *testing.T) {
 			}
 			code, out, _ = tg.ctl(t, "list", "-owner", "alice", "-type", "ok")
 			expect(t, "list by owner", code, 0, out, "alice")
+			code, out, _ = tg.ctl(t, "list", "-before", id(later), "-json")
+			listed = nil
+			if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed) != 2 || listed[0]["id"] != float64(bad) {
+				t.Errorf("list -before %d -json: exit %d, %v, %+v; want the two older tasks", later, code, err, listed)
+			}
 			code, out, _ = tg.ctl(t, "show", id(ok))
 			expect(t, "show metadata", code, 0, out, "metadata:", "a=b req=r-7")
 			code, out, _ = tg.ctl(t, "show", id(bad))

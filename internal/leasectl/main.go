@@ -22,7 +22,8 @@ const usage = `usage: leasectl (-mysql DSN | -postgres URL | -sqlite FILE [-crea
 
 Commands:
   migrate up|status|sql     apply the schema, show its versions, or print its SQL
-  list [flags]              list tasks, newest first (-status, -type, -owner, -older-than, -limit, -json)
+  list [flags]              list tasks, newest first (-status, -type, -owner, -key, -older-than, -limit,
+                            -before ID for the next page, -json)
   show [-json] ID           one task with its last error
   cancel ID                 cancel a queued task, or ask a running one to stop
   retry ID                  queue a failed or cancelled task again, with all its attempts

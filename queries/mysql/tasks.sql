@@ -204,12 +204,14 @@ GROUP BY lease_owner;
 
 -- name: TaskList :many
 -- Empty filters match everything; min_age_us keeps tasks created at least
--- that long ago.
+-- that long ago; before_id pages by keyset (the tasks below an id).
 SELECT * FROM leasegen_tasks
 WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
   AND (sqlc.arg(task_type) = '' OR task_type = sqlc.arg(task_type))
   AND (sqlc.arg(owner_id) = '' OR owner_id = sqlc.arg(owner_id))
   AND created_at <= NOW(3) - INTERVAL sqlc.arg(min_age_us) MICROSECOND
+  AND (sqlc.arg(before_id) = 0 OR id < sqlc.arg(before_id))
+  AND (sqlc.arg(idempotency_key) = '' OR idempotency_key = sqlc.arg(idempotency_key))
 ORDER BY id DESC
 LIMIT ?;
 

@@ -233,12 +233,14 @@ GROUP BY lease_owner;
 
 -- name: TaskList :many
 -- Empty filters match everything; min_age_us keeps tasks created at least
--- that long ago.
+-- that long ago; before_id pages by keyset (the tasks below an id).
 SELECT * FROM leasegen_tasks
 WHERE (@status::text = '' OR status = @status::text)
   AND (@task_type::text = '' OR task_type = @task_type::text)
   AND (@owner_id::text = '' OR owner_id = @owner_id::text)
   AND created_at <= now() - sqlc.arg(min_age_us)::bigint * interval '1 microsecond'
+  AND (@before_id::bigint = 0 OR id < @before_id::bigint)
+  AND (@idempotency_key::text = '' OR idempotency_key = @idempotency_key::text)
 ORDER BY id DESC
 LIMIT @lim;
 

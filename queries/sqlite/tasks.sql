@@ -178,6 +178,8 @@ WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
   AND (sqlc.arg(task_type) = '' OR task_type = sqlc.arg(task_type))
   AND (sqlc.arg(owner_id) = '' OR owner_id = sqlc.arg(owner_id))
   AND created_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(min_age_ms)
+  AND (sqlc.arg(before_id) = 0 OR id < sqlc.arg(before_id))
+  AND (sqlc.arg(idempotency_key) = '' OR idempotency_key = sqlc.arg(idempotency_key))
 ORDER BY id DESC
 LIMIT sqlc.arg(lim);
 

@@ -71,7 +71,12 @@ type Filter struct {
 	Type      string
 	Owner     string
 	OlderThan time.Duration // created at least this long ago
-	Limit     int           // default 100
+	Key       string        // the idempotency key
+	// BeforeID pages by keyset: only tasks with a smaller id (the last id
+	// of the previous page, since lists are newest first); 0: from the
+	// newest.
+	BeforeID TaskID
+	Limit    int // default 100
 }
 
 // TypeStatusCount is the number of tasks of one type in one status.

@@ -13,7 +13,7 @@ import (
 )
 
 func testAdminListRetryStats(t *testing.T, b *Bundle) {
-	ok := b.Enqueue(t, "a", runtime.WithOwner("o1"))
+	ok := b.Enqueue(t, "a", runtime.WithOwner("o1"), runtime.WithIdempotencyKey("k-1"))
 	broken := b.Enqueue(t, "b", runtime.WithOwner("o2"), runtime.WithMaxAttempts(1))
 	queued := b.Enqueue(t, "c", runtime.WithDelay(time.Hour))
 	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
@@ -42,6 +42,10 @@ func testAdminListRetryStats(t *testing.T, b *Bundle) {
 		"owner":    {runtime.Filter{Owner: "o1"}, []runtime.TaskID{ok}},
 		"age":      {runtime.Filter{OlderThan: time.Hour}, []runtime.TaskID{}},
 		"limit":    {runtime.Filter{Limit: 1}, []runtime.TaskID{queued}},
+		"key":      {runtime.Filter{Key: "k-1"}, []runtime.TaskID{ok}},
+		"page 2":   {runtime.Filter{BeforeID: queued, Limit: 1}, []runtime.TaskID{broken}},
+		"page 3":   {runtime.Filter{BeforeID: broken, Limit: 5}, []runtime.TaskID{ok}},
+		"past end": {runtime.Filter{BeforeID: ok}, []runtime.TaskID{}},
 		"no match": {runtime.Filter{Type: "c", Status: runtime.StatusSuccess}, []runtime.TaskID{}},
 	} {
 		if diff := cmp.Diff(c.want, list(c.f)); diff != "" {

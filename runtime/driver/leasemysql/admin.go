@@ -2,6 +2,7 @@ package leasemysql
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 func (s *store) List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
 	rows, err := s.q.TaskList(ctx, s.db, mysqldb.TaskListParams{
 		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeUs: micros(f.OlderThan), Limit: int32(f.Limit),
+		BeforeID: int64(f.BeforeID), IdempotencyKey: sql.NullString{String: f.Key, Valid: true},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: list tasks: %w", err)

@@ -13,6 +13,7 @@ import (
 func (s *store) List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
 	rows, err := s.q.TaskList(ctx, s.db, pgdb.TaskListParams{
 		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeUs: micros(f.OlderThan), Lim: int32(f.Limit),
+		BeforeID: int64(f.BeforeID), IdempotencyKey: f.Key,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: list tasks: %w", err)

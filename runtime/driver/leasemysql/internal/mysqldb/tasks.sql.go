@@ -540,20 +540,24 @@ WHERE (? = '' OR status = ?)
   AND (? = '' OR task_type = ?)
   AND (? = '' OR owner_id = ?)
   AND created_at <= NOW(3) - INTERVAL ? MICROSECOND
+  AND (? = 0 OR id < ?)
+  AND (? = '' OR idempotency_key = ?)
 ORDER BY id DESC
 LIMIT ?
 `
 
 type TaskListParams struct {
-	Status   string
-	TaskType string
-	OwnerID  string
-	MinAgeUs interface{}
-	Limit    int32
+	Status         string
+	TaskType       string
+	OwnerID        string
+	MinAgeUs       interface{}
+	BeforeID       int64
+	IdempotencyKey sql.NullString
+	Limit          int32
 }
 
 // Empty filters match everything; min_age_us keeps tasks created at least
-// that long ago.
+// that long ago; before_id pages by keyset (the tasks below an id).
 func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]LeasegenTask, error) {
 	rows, err := db.QueryContext(ctx, taskList,
 		arg.Status,
@@ -563,6 +567,10 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 		arg.OwnerID,
 		arg.OwnerID,
 		arg.MinAgeUs,
+		arg.BeforeID,
+		arg.BeforeID,
+		arg.IdempotencyKey,
+		arg.IdempotencyKey,
 		arg.Limit,
 	)
 	if err != nil {

@@ -582,26 +582,32 @@ WHERE ($1::text = '' OR status = $1::text)
   AND ($2::text = '' OR task_type = $2::text)
   AND ($3::text = '' OR owner_id = $3::text)
   AND created_at <= now() - $4::bigint * interval '1 microsecond'
+  AND ($5::bigint = 0 OR id < $5::bigint)
+  AND ($6::text = '' OR idempotency_key = $6::text)
 ORDER BY id DESC
-LIMIT $5
+LIMIT $7
 `
 
 type TaskListParams struct {
-	Status   string
-	TaskType string
-	OwnerID  string
-	MinAgeUs int64
-	Lim      int32
+	Status         string
+	TaskType       string
+	OwnerID        string
+	MinAgeUs       int64
+	BeforeID       int64
+	IdempotencyKey string
+	Lim            int32
 }
 
 // Empty filters match everything; min_age_us keeps tasks created at least
-// that long ago.
+// that long ago; before_id pages by keyset (the tasks below an id).
 func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]LeasegenTask, error) {
 	rows, err := db.QueryContext(ctx, taskList,
 		arg.Status,
 		arg.TaskType,
 		arg.OwnerID,
 		arg.MinAgeUs,
+		arg.BeforeID,
+		arg.IdempotencyKey,
 		arg.Lim,
 	)
 	if err != nil {

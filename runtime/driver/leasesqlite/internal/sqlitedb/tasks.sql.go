@@ -404,16 +404,20 @@ WHERE (?1 = '' OR status = ?1)
   AND (?2 = '' OR task_type = ?2)
   AND (?3 = '' OR owner_id = ?3)
   AND created_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - ?4
+  AND (?5 = 0 OR id < ?5)
+  AND (?6 = '' OR idempotency_key = ?6)
 ORDER BY id DESC
-LIMIT ?5
+LIMIT ?7
 `
 
 type TaskListParams struct {
-	Status   interface{}
-	TaskType interface{}
-	OwnerID  interface{}
-	MinAgeMs interface{}
-	Lim      int64
+	Status         interface{}
+	TaskType       interface{}
+	OwnerID        interface{}
+	MinAgeMs       interface{}
+	BeforeID       interface{}
+	IdempotencyKey interface{}
+	Lim            int64
 }
 
 func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]LeasegenTask, error) {
@@ -422,6 +426,8 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 		arg.TaskType,
 		arg.OwnerID,
 		arg.MinAgeMs,
+		arg.BeforeID,
+		arg.IdempotencyKey,
 		arg.Lim,
 	)
 	if err != nil {
