@@ -26,6 +26,7 @@ var commands = map[string]func(ctx context.Context, e *env, args []string) error
 	"pause":     pause,
 	"resume":    resume,
 	"schedules": schedules,
+	"ui":        serveUI,
 }
 
 func migrate(ctx context.Context, e *env, args []string) error {

@@ -35,6 +35,9 @@ Commands:
   schedules [-json]         periodic schedules: spec, next run, last tick, counts, which workers fire them
   schedules pause|resume|trigger|delete NAME
                             pause or resume a schedule, enqueue its task now, or delete its row
+  ui [-addr 127.0.0.1:8080] [-read-only] [-basic-auth-file FILE]
+                            serve the web UI until interrupted; an address that is not loopback
+                            needs FILE (lines of user:password)
 
 -create makes a new SQLite file; without it a FILE that does not exist is an
 error. Flags may come before or after a command's arguments. -json prints
@@ -103,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	return cmd(ctx, &env{engine: engine, client: client, stdout: stdout}, rest[1:])
+	return cmd(ctx, &env{engine: engine, client: client, stdout: stdout, stderr: stderr}, rest[1:])
 }
 
 // env is what a command works with.
@@ -111,6 +114,7 @@ type env struct {
 	engine *runtime.Engine
 	client *runtime.Client
 	stdout io.Writer
+	stderr io.Writer // the UI's action log
 }
 
 // countSet counts the non-empty values.

@@ -1,0 +1,132 @@
+package ui
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// actionFunc runs a write and returns where to go next and what to say.
+type actionFunc func(w http.ResponseWriter, r *http.Request, a Access) (redirect, flash string, err error)
+
+// action serves a POST: the user may write, and the form carries the
+// request's CSRF token; the outcome is logged with the user and shown on
+// the page the action redirects to.
+func (s *server) action(fn actionFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a, err := s.access(r)
+		if err != nil {
+			http.Error(w, "forbidden: "+err.Error(), http.StatusForbidden)
+			return
+		}
+		if !a.Write {
+			http.Error(w, "forbidden: this UI is read-only for "+a.User, http.StatusForbidden)
+			return
+		}
+		c, err := r.Cookie(csrfCookie)
+		if err != nil || r.ParseForm() != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
+			http.Error(w, "forbidden: missing or stale form token; reload the page and try again", http.StatusForbidden)
+			return
+		}
+		redirect, flash, err := fn(w, r, a)
+		if err != nil {
+			flash = "failed: " + err.Error()
+		}
+		if redirect == "" {
+			return // fn rendered a page
+		}
+		http.Redirect(w, r, s.opts.Prefix+redirect+"?flash="+url.QueryEscape(flash), http.StatusSeeOther)
+	}
+}
+
+// log records an action.
+func (s *server) log(a Access, action string, args ...any) {
+	s.opts.Logger.Info("leasegen ui: "+action, append([]any{"user", a.User}, args...)...)
+}
+
+func (s *server) taskAction(_ http.ResponseWriter, r *http.Request, a Access) (string, string, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return "/tasks", "", fmt.Errorf("bad task id %q", r.PathValue("id"))
+	}
+	back := fmt.Sprintf("/tasks/%d", id)
+	action := r.PathValue("action")
+	if err := s.apply(r, action, runtime.TaskID(id)); err != nil {
+		s.log(a, action+" failed", "task_id", id, "err", err)
+		return back, "", err
+	}
+	s.log(a, action, "task_id", id)
+	return back, fmt.Sprintf("%s: task %d", action, id), nil
+}
+
+// apply runs one task action through the client's fenced methods.
+func (s *server) apply(r *http.Request, action string, id runtime.TaskID) error {
+	switch action {
+	case "retry":
+		return s.client.Retry(r.Context(), id)
+	case "cancel":
+		return s.client.Cancel(r.Context(), id)
+	}
+	return fmt.Errorf("unknown action %q", action)
+}
+
+// bulk retries or cancels the selected tasks, at most maxBulk: the first
+// post shows what it would do, and a second, with confirm=yes, does it.
+func (s *server) bulk(w http.ResponseWriter, r *http.Request, a Access) (string, string, error) {
+	action := r.PostFormValue("action")
+	var ids []runtime.TaskID
+	for _, v := range r.PostForm["id"] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return "/tasks", "", fmt.Errorf("bad task id %q", v)
+		}
+		ids = append(ids, runtime.TaskID(n))
+	}
+	switch {
+	case action != "retry" && action != "cancel":
+		return "/tasks", "", fmt.Errorf("unknown action %q", action)
+	case len(ids) == 0:
+		return "/tasks", "", fmt.Errorf("no task selected")
+	case len(ids) > maxBulk:
+		return "/tasks", "", fmt.Errorf("%d tasks selected; at most %d at a time", len(ids), maxBulk)
+	}
+	if r.PostFormValue("confirm") != "yes" {
+		s.render(w, r, "confirm", view{Base: s.opts.Prefix, Title: "Confirm", Access: a, CSRF: r.PostFormValue("csrf"),
+			Data: map[string]any{"Action": action, "IDs": ids}})
+		return "", "", nil
+	}
+	done, failed := 0, 0
+	for _, id := range ids {
+		if err := s.apply(r, action, id); err != nil {
+			failed++
+			s.log(a, action+" failed", "task_id", int64(id), "err", err)
+			continue
+		}
+		done++
+		s.log(a, action, "task_id", int64(id), "bulk", true)
+	}
+	return "/tasks", fmt.Sprintf("%s: %d tasks done, %d refused", action, done, failed), nil
+}
+
+func (s *server) typeAction(_ http.ResponseWriter, r *http.Request, a Access) (string, string, error) {
+	typ, action := r.PathValue("type"), r.PathValue("action")
+	var err error
+	switch action {
+	case "pause":
+		err = s.client.Pause(r.Context(), typ)
+	case "resume":
+		err = s.client.Resume(r.Context(), typ)
+	default:
+		err = fmt.Errorf("unknown action %q", action)
+	}
+	if err != nil {
+		s.log(a, action+" failed", "type", typ, "err", err)
+		return "/types", "", err
+	}
+	s.log(a, action, "type", typ)
+	return "/types", fmt.Sprintf("%s: %s", action, typ), nil
+}

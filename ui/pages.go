@@ -1,0 +1,306 @@
+package ui
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// pageSize is the tasks a page lists; maxBulk the most a bulk action takes.
+const (
+	pageSize = 50
+	maxBulk  = 100
+)
+
+// view is what every page template gets.
+type view struct {
+	Base   string // the UI's prefix
+	Title  string
+	Access Access
+	CSRF   string
+	Flash  string
+	Data   any
+}
+
+// handlerFunc renders a page: the template's name and its data.
+type handlerFunc func(r *http.Request) (page string, title string, data any, err error)
+
+// page serves a GET with the layout around fn's template.
+func (s *server) page(fn handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a, err := s.access(r)
+		if err != nil {
+			http.Error(w, "forbidden: "+err.Error(), http.StatusForbidden)
+			return
+		}
+		name, title, data, err := fn(r)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		s.render(w, r, name, view{Base: s.opts.Prefix, Title: title, Access: a, CSRF: csrfToken(w, r, r.TLS != nil), Flash: r.URL.Query().Get("flash"), Data: data})
+	}
+}
+
+func (s *server) render(w http.ResponseWriter, r *http.Request, name string, v view) {
+	var buf bytes.Buffer
+	if err := s.tmpl.ExecuteTemplate(&buf, name, v); err != nil {
+		s.fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = buf.WriteTo(w)
+}
+
+// fail answers an error: 404 for an unknown task or schedule, else 500,
+// without the error's details in the page (they may name the database).
+func (s *server) fail(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, runtime.ErrTaskNotFound):
+		http.Error(w, "task not found", http.StatusNotFound)
+	case errors.Is(err, runtime.ErrUnavailable):
+		s.opts.Logger.Error("leasegen ui: the database is unavailable", "err", err)
+		http.Error(w, "the database is unavailable; try again", http.StatusServiceUnavailable)
+	default:
+		s.opts.Logger.Error("leasegen ui: page failed", "err", err)
+		http.Error(w, "internal error (logged)", http.StatusInternalServerError)
+	}
+}
+
+func (s *server) overview(r *http.Request) (string, string, any, error) {
+	st, err := s.client.Stats(r.Context())
+	if err != nil {
+		return "", "", nil, err
+	}
+	type row struct {
+		Type     string
+		Counts   map[runtime.Status]int
+		Oldest   time.Time
+		Paused   bool
+		Total    int
+		Statuses []runtime.Status
+	}
+	rows := map[string]*row{}
+	for _, c := range st.Counts {
+		rw := rows[c.Type]
+		if rw == nil {
+			rw = &row{Type: c.Type, Counts: map[runtime.Status]int{}}
+			rows[c.Type] = rw
+		}
+		rw.Counts[c.Status] += c.Tasks
+		rw.Total += c.Tasks
+	}
+	for t, at := range st.OldestQueued {
+		if rw := rows[t]; rw != nil {
+			rw.Oldest = at
+		}
+	}
+	for t := range st.Paused {
+		if rw := rows[t]; rw != nil {
+			rw.Paused = true
+		}
+	}
+	var list []*row
+	for _, t := range slices.Sorted(maps.Keys(rows)) {
+		list = append(list, rows[t])
+	}
+	return "overview", "Overview", map[string]any{
+		"Types": list, "Statuses": runtime.AllStatuses, "Running": st.RunningByWorker, "Now": time.Now(),
+	}, nil
+}
+
+// taskFilter reads the tasks page's query.
+func taskFilter(q url.Values) (runtime.Filter, error) {
+	f := runtime.Filter{Type: q.Get("type"), Owner: q.Get("owner"), Key: q.Get("key"), Limit: pageSize}
+	if s := q.Get("status"); s != "" {
+		f.Status = runtime.Status(strings.ToUpper(s))
+		if !slices.Contains(runtime.AllStatuses, f.Status) {
+			return f, fmt.Errorf("unknown status %q", s)
+		}
+	}
+	if s := q.Get("before"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return f, fmt.Errorf("bad page %q", s)
+		}
+		f.BeforeID = runtime.TaskID(n)
+	}
+	if s := q.Get("age"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return f, fmt.Errorf("bad age %q: write a duration such as 1h", s)
+		}
+		f.OlderThan = d
+	}
+	return f, nil
+}
+
+func (s *server) tasks(r *http.Request) (string, string, any, error) {
+	q := r.URL.Query()
+	data := map[string]any{"Query": q, "Statuses": runtime.AllStatuses, "MaxBulk": maxBulk}
+	if id := q.Get("id"); id != "" {
+		data["GoTo"] = id // the template links to it; a form of one field is not worth a redirect
+	}
+	f, err := taskFilter(q)
+	if err != nil {
+		data["Error"] = err.Error()
+		return "tasks", "Tasks", data, nil
+	}
+	list, err := s.client.List(r.Context(), f)
+	if err != nil {
+		return "", "", nil, err
+	}
+	data["Tasks"] = list
+	if len(list) == pageSize {
+		next := url.Values{}
+		for k, v := range q {
+			next[k] = v
+		}
+		next.Set("before", strconv.FormatInt(int64(list[len(list)-1].ID), 10))
+		data["Next"] = next.Encode()
+	}
+	return "tasks", "Tasks", data, nil
+}
+
+func (s *server) task(r *http.Request) (string, string, any, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return "", "", nil, runtime.ErrTaskNotFound
+	}
+	t, err := s.client.Get(r.Context(), runtime.TaskID(id))
+	if err != nil {
+		return "", "", nil, err
+	}
+	payload := t.Payload
+	if s.opts.Redact != nil {
+		payload = s.opts.Redact(t)
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, payload, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(payload)
+	}
+	return "task", fmt.Sprintf("Task %d", id), map[string]any{
+		"Task": t, "Payload": pretty.String(), "Now": time.Now(),
+		"Retryable":   t.Status == runtime.StatusFailed || t.Status == runtime.StatusCancelled,
+		"Cancellable": t.Status == runtime.StatusQueued || t.Status == runtime.StatusRunning,
+	}, nil
+}
+
+func (s *server) workers(r *http.Request) (string, string, any, error) {
+	live, err := s.client.Workers(r.Context())
+	if err != nil {
+		return "", "", nil, err
+	}
+	st, err := s.client.Stats(r.Context())
+	if err != nil {
+		return "", "", nil, err
+	}
+	return "workers", "Workers", map[string]any{"Workers": live, "Running": st.RunningByWorker, "Now": time.Now()}, nil
+}
+
+func (s *server) types(r *http.Request) (string, string, any, error) {
+	st, err := s.client.Stats(r.Context())
+	if err != nil {
+		return "", "", nil, err
+	}
+	live, err := s.client.Workers(r.Context())
+	if err != nil {
+		return "", "", nil, err
+	}
+	type row struct {
+		Type            string
+		Queued, Running int
+		Oldest          time.Time
+		Limit           int
+		Handlers        int
+		Paused          bool
+	}
+	rows := map[string]*row{}
+	get := func(t string) *row {
+		if rows[t] == nil {
+			rows[t] = &row{Type: t}
+		}
+		return rows[t]
+	}
+	for _, c := range st.Counts {
+		switch c.Status {
+		case runtime.StatusQueued:
+			get(c.Type).Queued += c.Tasks
+		case runtime.StatusRunning, runtime.StatusCancelRequested:
+			get(c.Type).Running += c.Tasks
+		default:
+			get(c.Type)
+		}
+	}
+	for _, w := range live {
+		for t, limit := range w.TaskLimits {
+			rw := get(t)
+			rw.Handlers++
+			rw.Limit = cmp.Or(rw.Limit, limit)
+		}
+	}
+	for t, at := range st.OldestQueued {
+		get(t).Oldest = at
+	}
+	for t := range st.Paused {
+		get(t).Paused = true
+	}
+	var list []*row
+	for _, t := range slices.Sorted(maps.Keys(rows)) {
+		list = append(list, rows[t])
+	}
+	return "types", "Task types", map[string]any{"Types": list, "Now": time.Now()}, nil
+}
+
+func (s *server) schedules(r *http.Request) (string, string, any, error) {
+	list, err := s.client.Schedules(r.Context())
+	if err != nil {
+		return "", "", nil, err
+	}
+	return "schedules", "Schedules", map[string]any{"Schedules": list}, nil
+}
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	"stamp": func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05.000")
+	},
+	"ago": func(now, t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return now.Sub(t).Round(time.Second).String()
+	},
+	"until": func(now, t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.Sub(now).Round(100 * time.Millisecond).String()
+	},
+	"count": func(m map[runtime.Status]int, s runtime.Status) int { return m[s] },
+	"lower": func(s runtime.Status) string { return strings.ToLower(string(s)) },
+	"dur":   func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"first": func(s string) string {
+		line, _, _ := strings.Cut(s, "\n")
+		if len(line) > 120 {
+			line = line[:120] + "…"
+		}
+		return line
+	},
+}

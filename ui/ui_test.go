@@ -1,0 +1,261 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
+)
+
+var bg = context.Background()
+
+// fixture is a UI on a database with tasks in every status.
+type fixture struct {
+	client         *runtime.Client
+	srv            *httptest.Server
+	http           *http.Client
+	failed, queued runtime.TaskID
+	dsn            string
+}
+
+func newFixture(t *testing.T, kind string, opts Options) *fixture {
+	t.Helper()
+	var engine *runtime.Engine
+	f := &fixture{}
+	switch kind {
+	case "mysql":
+		db := dbtest.New(t)
+		f.dsn = db.DSN
+		engine = runtime.NewEngine(leasemysql.New(db.DB))
+	default:
+		path := filepath.Join(t.TempDir(), "ui.db")
+		db, err := leasesqlite.Open(path)
+		dbtest.Must(t, "open", err)
+		t.Cleanup(func() { db.Close() })
+		f.dsn = path
+		engine = runtime.NewEngine(leasesqlite.New(db))
+	}
+	dbtest.Must(t, "migrate", engine.Migrate(bg))
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	dbtest.Must(t, "client", err)
+	f.client = client
+	evil := `<script>alert("x")</script>`
+	ok, _ := client.Enqueue(bg, "report", []byte(`{"n":1}`), runtime.WithOwner("alice"), runtime.WithIdempotencyKey("k-1"))
+	f.failed, _ = client.Enqueue(bg, "report", []byte(`{"html":"`+strings.ReplaceAll(evil, `"`, `\"`)+`"}`), runtime.WithMaxAttempts(1))
+	f.queued, _ = client.Enqueue(bg, "later", []byte(`{}`), runtime.WithDelay(time.Hour))
+	w, err := runtime.NewWorker(engine, runtime.Config{LeaseTimeout: time.Second, HeartbeatInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	dbtest.Must(t, "worker", err)
+	dbtest.Must(t, "handle", w.Handle("report", func(_ context.Context, task *runtime.Task) error {
+		if task.ID == f.failed {
+			return runtime.Permanent(errors.New(evil))
+		}
+		return nil
+	}))
+	dbtest.Must(t, "start", w.Start(bg))
+	t.Cleanup(func() { _ = w.Stop(bg) })
+	for _, id := range []runtime.TaskID{ok, f.failed} {
+		waitDone(t, client, id)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h, err := New(client, opts)
+	dbtest.Must(t, "new ui", err)
+	mux := http.NewServeMux()
+	mux.Handle(opts.Prefix+"/", h)
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	jar, _ := cookiejar.New(nil)
+	f.http = &http.Client{Jar: jar}
+	return f
+}
+
+func waitDone(t *testing.T, c *runtime.Client, id runtime.TaskID) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	_, err := c.Wait(ctx, id)
+	dbtest.Must(t, "wait", err)
+}
+
+// get fetches path and returns its status and body.
+func (f *fixture) get(t *testing.T, path string) (int, string, http.Header) {
+	t.Helper()
+	resp, err := f.http.Get(f.srv.URL + path)
+	dbtest.Must(t, "GET "+path, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func (f *fixture) post(t *testing.T, path string, form url.Values) (int, string) {
+	t.Helper()
+	resp, err := f.http.PostForm(f.srv.URL+path, form)
+	dbtest.Must(t, "POST "+path, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`)
+
+func csrfOf(t *testing.T, page string) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no CSRF token in the page")
+	}
+	return m[1]
+}
+
+func forEngine(t *testing.T, test func(t *testing.T, kind string)) {
+	t.Parallel()
+	for _, kind := range []string{"mysql", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			test(t, kind)
+		})
+	}
+}
+
+// Every page renders what the database holds, escapes payloads and
+// errors, sets the security headers, and never shows the DSN.
+func TestPages(t *testing.T) {
+	forEngine(t, func(t *testing.T, kind string) {
+		f := newFixture(t, kind, Options{Prefix: "/ops/tasks"})
+		pages := map[string][]string{
+			"/ops/tasks/":                      {`data-type="report"`, `data-type="later"`, "FAILED"},
+			"/ops/tasks/tasks":                 {`data-status="FAILED"`, `data-status="SUCCESS"`, `data-status="QUEUED"`, "k-1", "alice"},
+			"/ops/tasks/tasks?status=failed":   {`data-status="FAILED"`},
+			"/ops/tasks/tasks?key=k-1":         {"alice"},
+			"/ops/tasks/tasks/" + id(f.failed): {`id="task-status">FAILED`, "&lt;script&gt;", `id="retry"`, "outcome-failed", "leasectl"},
+			"/ops/tasks/workers":               {"data-worker=", "report"},
+			"/ops/tasks/types":                 {`data-type="report"`, "pause"},
+			"/ops/tasks/schedules":             {"no schedules"},
+			"/ops/tasks/tasks?status=nonsense": {"unknown status"},
+			"/ops/tasks/assets/app.css":        {"font:"},
+		}
+		for path, wants := range pages {
+			code, body, hdr := f.get(t, path)
+			if code != http.StatusOK {
+				t.Errorf("GET %s: %d\n%s", path, code, body)
+				continue
+			}
+			for _, w := range wants {
+				if !strings.Contains(body, w) {
+					t.Errorf("GET %s: no %q in\n%s", path, w, body)
+				}
+			}
+			if strings.Contains(body, "<script>alert") {
+				t.Errorf("GET %s: a payload or error reached the page unescaped", path)
+			}
+			if strings.Contains(body, f.dsn) {
+				t.Errorf("GET %s shows the DSN", path)
+			}
+			if csp := hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "script-src 'self'") {
+				t.Errorf("GET %s: Content-Security-Policy %q", path, csp)
+			}
+		}
+		if code, _, _ := f.get(t, "/ops/tasks/tasks/999999"); code != http.StatusNotFound {
+			t.Errorf("an unknown task: %d, want 404", code)
+		}
+	})
+}
+
+// Retry and cancel go through the client, by POST with the page's CSRF
+// token; without it, or read-only, or refused by Authorize, they are 403
+// and change nothing; bulk actions are confirmed first.
+func TestActions(t *testing.T) {
+	forEngine(t, func(t *testing.T, kind string) {
+		var logs strings.Builder
+		f := newFixture(t, kind, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			Authorize: func(r *http.Request) (Access, error) { return Access{User: "ops-ann", Write: true}, nil }})
+		_, page, _ := f.get(t, "/tasks/"+id(f.failed))
+		token := csrfOf(t, page)
+		if code, _ := f.post(t, "/tasks/"+id(f.failed)+"/retry", url.Values{}); code != http.StatusForbidden {
+			t.Errorf("retry without a token: %d, want 403", code)
+		}
+		if code, _ := f.post(t, "/tasks/"+id(f.failed)+"/retry", url.Values{"csrf": {strings.Repeat("0", 64)}}); code != http.StatusForbidden {
+			t.Errorf("retry with another token: %d, want 403", code)
+		}
+		if info, _ := f.client.Get(bg, f.failed); info.Status != runtime.StatusFailed {
+			t.Fatalf("a refused retry changed the task: %s", info.Status)
+		}
+		code, body := f.post(t, "/tasks/"+id(f.failed)+"/retry", url.Values{"csrf": {token}})
+		if code != http.StatusOK || !strings.Contains(body, "retry: task "+id(f.failed)) {
+			t.Errorf("retry: %d\n%s", code, body)
+		}
+		waitDone(t, f.client, f.failed) // retried, and failed again
+		if info, _ := f.client.Get(bg, f.failed); len(info.Attempts) != 2 {
+			t.Errorf("after the retry the history holds %d attempts, want 2", len(info.Attempts))
+		}
+		if !strings.Contains(logs.String(), "user=ops-ann") || !strings.Contains(logs.String(), "retry") {
+			t.Errorf("the retry was not logged with its user:\n%s", logs.String())
+		}
+
+		code, body = f.post(t, "/bulk", url.Values{"csrf": {token}, "action": {"cancel"}, "id": {id(f.queued)}})
+		if code != http.StatusOK || !strings.Contains(body, `id="confirm"`) {
+			t.Fatalf("bulk cancel without confirm: %d, want the confirmation page\n%s", code, body)
+		}
+		if info, _ := f.client.Get(bg, f.queued); info.Status != runtime.StatusQueued {
+			t.Fatalf("an unconfirmed bulk cancel changed the task: %s", info.Status)
+		}
+		code, body = f.post(t, "/bulk", url.Values{"csrf": {token}, "action": {"cancel"}, "id": {id(f.queued)}, "confirm": {"yes"}})
+		if code != http.StatusOK || !strings.Contains(body, "1 tasks done") {
+			t.Errorf("bulk cancel: %d\n%s", code, body)
+		}
+		if info, _ := f.client.Get(bg, f.queued); info.Status != runtime.StatusCancelled {
+			t.Errorf("after the bulk cancel the task is %s", info.Status)
+		}
+		many := url.Values{"csrf": {token}, "action": {"retry"}}
+		for i := 1; i <= maxBulk+1; i++ {
+			many.Add("id", id(runtime.TaskID(i)))
+		}
+		if _, body := f.post(t, "/bulk", many); !strings.Contains(body, "at most 100") {
+			t.Errorf("a bulk action over the cap was not refused:\n%s", body)
+		}
+	})
+}
+
+func TestReadOnlyAndAuthorize(t *testing.T) {
+	forEngine(t, func(t *testing.T, kind string) {
+		f := newFixture(t, kind, Options{ReadOnly: true})
+		_, page, _ := f.get(t, "/tasks/"+id(f.failed))
+		if strings.Contains(page, `id="retry"`) || !strings.Contains(page, "read-only") {
+			t.Errorf("a read-only UI shows the retry button:\n%s", page)
+		}
+		_, tasks, _ := f.get(t, "/tasks")
+		token := csrfOf(t, tasks)
+		if code, _ := f.post(t, "/tasks/"+id(f.failed)+"/retry", url.Values{"csrf": {token}}); code != http.StatusForbidden {
+			t.Errorf("retry on a read-only UI: %d, want 403", code)
+		}
+
+		denied := newFixture(t, kind, Options{Authorize: func(*http.Request) (Access, error) { return Access{}, errors.New("no session") }})
+		if code, _, _ := denied.get(t, "/"); code != http.StatusForbidden {
+			t.Errorf("a request Authorize refuses: %d, want 403", code)
+		}
+	})
+}
+
+func TestNewNeedsAClient(t *testing.T) {
+	if _, err := New(nil, Options{}); !errors.Is(err, ErrNoClient) {
+		t.Errorf("New(nil) = %v, want ErrNoClient", err)
+	}
+}
+
+func id(n runtime.TaskID) string { return strconv.FormatInt(int64(n), 10) }
