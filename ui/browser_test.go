@@ -1,0 +1,185 @@
+package ui
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// envScreenshots names the folder the browser test writes each page's
+// screenshot to (make ui-screenshots sets it); unset, a temporary one.
+const envScreenshots = "LEASEGEN_UI_SCREENSHOTS"
+
+// chromium starts a headless Chromium and returns a DevTools connection to
+// its page. Without Chromium the test skips, or fails under CI=true.
+func chromium(t *testing.T) *cdp {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is missing: .ci/run installs Debian's chromium package")
+		}
+		t.Skip("chromium is not installed (apt-get install chromium): the UI is not checked in a browser")
+	}
+	// Not t.TempDir: Chromium's helper processes may still write its
+	// profile while the test's cleanup would remove it.
+	profile, err := os.MkdirTemp("", "leasegen-ui-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
+		"--user-data-dir="+profile, "--window-size=1280,900", "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers die with it
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		for range 10 { // helpers that outlive the group's kill by a moment
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	lines := bufio.NewScanner(stderr)
+	var browserWS string
+	for lines.Scan() {
+		if _, ws, ok := strings.Cut(lines.Text(), "DevTools listening on "); ok {
+			browserWS = ws
+			break
+		}
+	}
+	if browserWS == "" {
+		t.Fatal("chromium did not say where DevTools listens")
+	}
+	go func() { // keep draining its log
+		for lines.Scan() {
+		}
+	}()
+	host := strings.Split(strings.TrimPrefix(browserWS, "ws://"), "/")[0]
+	var targets []struct {
+		Type string `json:"type"`
+		WS   string `json:"webSocketDebuggerUrl"`
+	}
+	resp, err := http.Get("http://" + host + "/json/list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range targets {
+		if tg.Type == "page" {
+			c, err := dialCDP(tg.WS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.close)
+			return c
+		}
+	}
+	t.Fatal("chromium has no page target")
+	return nil
+}
+
+// In a real browser every page renders the database's tasks, with the
+// script and styles the content security policy allows; clicking retry on
+// a failed task queues it again; each page is saved as a screenshot.
+func TestInBrowser(t *testing.T) {
+	f := newFixture(t, "sqlite", Options{Prefix: "/ops"})
+	browser := chromium(t)
+	shots := os.Getenv(envScreenshots)
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pages := []struct {
+		name, path, check string
+	}{
+		{"overview", "/ops/", `document.querySelectorAll('#counts tr[data-type]').length`},
+		{"tasks", "/ops/tasks", `document.querySelectorAll('#task-list tr[data-id]').length`},
+		{"task", "/ops/tasks/" + id(f.failed), `document.querySelectorAll('#attempts tr').length - 1`},
+		{"workers", "/ops/workers", `document.querySelectorAll('#workers tr[data-worker]').length`},
+		{"types", "/ops/types", `document.querySelectorAll('#types tr[data-type]').length`},
+		{"schedules", "/ops/schedules", `document.querySelectorAll('#schedules tr').length`},
+	}
+	for _, p := range pages {
+		if err := browser.navigate(f.srv.URL + p.path); err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		n, err := browser.eval(p.check)
+		if err != nil || string(n) == "0" {
+			t.Errorf("%s: %s = %s (%v), want rows", p.name, p.check, n, err)
+		}
+		styled, _ := browser.eval(`getComputedStyle(document.querySelector('header')).display`)
+		if string(styled) != `"flex"` {
+			t.Errorf("%s: the stylesheet did not apply (header display %s)", p.name, styled)
+		}
+		if v, _ := browser.eval(`document.body.innerHTML.includes('<script>alert')`); string(v) != "false" {
+			t.Errorf("%s: an unescaped script is in the DOM", p.name)
+		}
+		png, err := browser.screenshot()
+		if err != nil {
+			t.Fatalf("%s: screenshot: %v", p.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, p.name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The refresh script runs (the CSP allows it): its button says so.
+	if err := browser.navigate(f.srv.URL + "/ops/"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := browser.eval(`document.getElementById('refresh-toggle').textContent`); !strings.Contains(string(v), "pause refresh") {
+		t.Errorf("the refresh button reads %s: the script did not run", v)
+	}
+
+	if err := browser.navigate(f.srv.URL + "/ops/tasks/" + id(f.failed)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := browser.eval(`document.getElementById('retry').click()`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := browser.waitLoaded(); err != nil {
+		t.Fatal(err)
+	}
+	flash, _ := browser.eval(`document.querySelector('.flash') && document.querySelector('.flash').textContent`)
+	if !strings.Contains(string(flash), "retry: task "+id(f.failed)) {
+		t.Errorf("after clicking retry the page says %s", flash)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := f.client.Get(bg, f.failed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Status != runtime.StatusFailed || len(info.Attempts) == 2 { // queued again (and run again by the worker)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task is still FAILED with %d attempts after the click", len(info.Attempts))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Fprintf(os.Stderr, "ui screenshots in %s\n", shots)
+}
