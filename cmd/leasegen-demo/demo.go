@@ -45,6 +45,12 @@ func runDemo(c config) error {
 	first, last := slices.Min(ids), slices.Max(ids)
 	fmt.Printf("enqueued %d tasks (%d imports, the rest notifications and exports) in one batch per type\n", len(ids), imports)
 
+	var web *webUI
+	if c.ui != "" {
+		if web, err = startUI(engine, c.ui); err != nil {
+			return err
+		}
+	}
 	procs, err := startWorkers(c)
 	if err != nil {
 		return err
@@ -78,9 +84,13 @@ func runDemo(c config) error {
 	}
 	watch.done()
 	procs.stopAll()
-	return summarize(ctx, engine, c, summaryInput{
+	err = summarize(ctx, engine, c, summaryInput{
 		run: run, first: first, last: last, tasks: len(ids), imports: imports, crash: crash, elapsed: elapsed,
 	})
+	if web != nil {
+		web.holdUntilInterrupted()
+	}
+	return err
 }
 
 // enqueue stores the demo's tasks: about half imports (idempotent: each

@@ -8,6 +8,7 @@
 //
 //	go run ./cmd/leasegen-demo                 # on an embedded SQLite file
 //	go run ./cmd/leasegen-demo -dsn 'u:p@tcp(127.0.0.1:3306)/demo?parseTime=true'
+//	go run ./cmd/leasegen-demo -ui 127.0.0.1:8080   # with the web UI
 package main
 
 import (
@@ -26,6 +27,8 @@ type config struct {
 	// Lease parameters: short, so that the recovery is visible.
 	lease, heartbeat, recovery, poll time.Duration
 
+	ui string // address of the web UI; empty: none
+
 	// Worker-process mode.
 	workerID string
 	sqlite   string // the SQLite file a worker process opens
@@ -39,6 +42,7 @@ func main() {
 	flag.DurationVar(&c.work, "work", 150*time.Millisecond, "how long an export or notify task works")
 	flag.StringVar(&c.workerID, "worker", "", "run as the worker process with this id (used by the demo itself)")
 	flag.StringVar(&c.sqlite, "sqlite", "", "SQLite file of a worker process (used by the demo itself)")
+	flag.StringVar(&c.ui, "ui", "", "serve the operator web UI on this address (such as 127.0.0.1:8080) while the demo runs, and after it until interrupted")
 	flag.Parse()
 	c.lease, c.heartbeat, c.recovery, c.poll = 2*time.Second, 400*time.Millisecond, time.Second, 200*time.Millisecond
 
