@@ -130,3 +130,28 @@ func (s *server) typeAction(_ http.ResponseWriter, r *http.Request, a Access) (s
 	s.log(a, action, "type", typ)
 	return "/types", fmt.Sprintf("%s: %s", action, typ), nil
 }
+
+func (s *server) scheduleAction(_ http.ResponseWriter, r *http.Request, a Access) (string, string, error) {
+	name, action := r.PathValue("name"), r.PathValue("action")
+	var err error
+	flash := fmt.Sprintf("%s: schedule %s", action, name)
+	switch action {
+	case "pause":
+		err = s.client.PauseSchedule(r.Context(), name)
+	case "resume":
+		err = s.client.ResumeSchedule(r.Context(), name)
+	case "trigger":
+		var id runtime.TaskID
+		if id, err = s.client.TriggerSchedule(r.Context(), name); err == nil {
+			flash = fmt.Sprintf("trigger: schedule %s enqueued task %d", name, id)
+		}
+	default:
+		err = fmt.Errorf("unknown action %q", action)
+	}
+	if err != nil {
+		s.log(a, action+" failed", "schedule", name, "err", err)
+		return "/schedules", "", err
+	}
+	s.log(a, action, "schedule", name)
+	return "/schedules", flash, nil
+}

@@ -294,6 +294,12 @@ var funcs = template.FuncMap{
 		return t.Sub(now).Round(100 * time.Millisecond).String()
 	},
 	"count": func(m map[runtime.Status]int, s runtime.Status) int { return m[s] },
+	"actionsOf": func(paused bool) []string {
+		if paused {
+			return []string{"resume", "trigger"}
+		}
+		return []string{"pause", "trigger"}
+	},
 	"lower": func(s runtime.Status) string { return strings.ToLower(string(s)) },
 	"dur":   func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 	"first": func(s string) string {

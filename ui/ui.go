@@ -76,6 +76,7 @@ func New(client *runtime.Client, opts Options) (http.Handler, error) {
 	mux.HandleFunc("GET /types", s.page(s.types))
 	mux.HandleFunc("POST /types/{type}/{action}", s.action(s.typeAction))
 	mux.HandleFunc("GET /schedules", s.page(s.schedules))
+	mux.HandleFunc("POST /schedules/{name}/{action}", s.action(s.scheduleAction))
 	mux.Handle("GET /assets/", http.FileServerFS(files))
 	var h http.Handler = mux
 	if opts.Prefix != "" {

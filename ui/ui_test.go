@@ -65,7 +65,7 @@ func newFixture(t *testing.T, kind string, opts Options) *fixture {
 			return runtime.Permanent(errors.New(evil))
 		}
 		return nil
-	}))
+	}, runtime.WithSchedule(runtime.Periodic{Name: "hourly-report", Cron: "@hourly"})))
 	dbtest.Must(t, "start", w.Start(bg))
 	t.Cleanup(func() { _ = w.Stop(bg) })
 	for _, id := range []runtime.TaskID{ok, f.failed} {
@@ -146,7 +146,7 @@ func TestPages(t *testing.T) {
 			"/ops/tasks/tasks/" + id(f.failed): {`id="task-status">FAILED`, "&lt;script&gt;", `id="retry"`, "outcome-failed", "leasectl"},
 			"/ops/tasks/workers":               {"data-worker=", "report"},
 			"/ops/tasks/types":                 {`data-type="report"`, "pause"},
-			"/ops/tasks/schedules":             {"no schedules"},
+			"/ops/tasks/schedules":             {`data-schedule="hourly-report"`, "cron @hourly UTC", "active (1 workers)", ">pause<", ">trigger<"},
 			"/ops/tasks/tasks?status=nonsense": {"unknown status"},
 			"/ops/tasks/assets/app.css":        {"font:"},
 		}
@@ -221,6 +221,17 @@ func TestActions(t *testing.T) {
 		}
 		if info, _ := f.client.Get(bg, f.queued); info.Status != runtime.StatusCancelled {
 			t.Errorf("after the bulk cancel the task is %s", info.Status)
+		}
+		code, body = f.post(t, "/schedules/hourly-report/pause", url.Values{"csrf": {token}})
+		if code != http.StatusOK || !strings.Contains(body, "pause: schedule hourly-report") || !strings.Contains(body, ">resume<") {
+			t.Errorf("pause a schedule: %d\n%s", code, body)
+		}
+		code, body = f.post(t, "/schedules/hourly-report/trigger", url.Values{"csrf": {token}})
+		if code != http.StatusOK || !strings.Contains(body, "enqueued task") {
+			t.Errorf("trigger a schedule: %d\n%s", code, body)
+		}
+		if code, body = f.post(t, "/schedules/nope/pause", url.Values{"csrf": {token}}); !strings.Contains(body, "schedule not found") {
+			t.Errorf("pause an unknown schedule: %d\n%s", code, body)
 		}
 		many := url.Values{"csrf": {token}, "action": {"retry"}}
 		for i := 1; i <= maxBulk+1; i++ {
