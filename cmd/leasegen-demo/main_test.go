@@ -26,10 +26,7 @@ func runDemoBinary(t *testing.T, args ...string) {
 		t.Skip("demo run skipped in -short mode")
 	}
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "leasegen-demo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildDemo(t)
 	out, err := exec.Command(bin, append([]string{"-tasks", "600", "-work", "60ms"}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out)
@@ -48,10 +45,7 @@ func TestDemoServesTheUI(t *testing.T) {
 		t.Skip("demo run skipped in -short mode")
 	}
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "leasegen-demo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildDemo(t)
 	cmd := exec.Command(bin, "-tasks", "300", "-work", "30ms", "-ui", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -91,4 +85,14 @@ func TestDemoServesTheUI(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("the demo after Ctrl-C: %v", err)
 	}
+}
+
+// buildDemo builds the demo's binary into t's temporary folder.
+func buildDemo(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "leasegen-demo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
