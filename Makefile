@@ -20,7 +20,7 @@ TESTDATA := ./testdata/example/... ./testdata/golden/...
 # module graph: adapters, and River for the benchmark's comparison.
 CONTRIB := contrib/leaseotel bench/river
 # Packages with tests on a MySQL server.
-MYSQL_PKGS := ./runtime/driver/leasemysql/ ./metrics/ ./internal/leasectl/ ./internal/engines/ ./cmd/leasegen-bench/ ./testdata/example/billing/
+MYSQL_PKGS := ./runtime/driver/leasemysql/ ./metrics/ ./internal/leasectl/ ./internal/engines/ ./cmd/leasegen-bench/ ./testdata/example/billing/ ./ui/
 # Sets LEASEGEN_MYSQL_DSN to Oracle MySQL 9.7, building and starting it when
 # needed; with CI=true a failure fails, elsewhere the caller skips.
 MYSQL97_ENV := env=$$(scripts/mysql97.sh env) || { if [ "$${CI:-}" = true ]; then exit 1; fi; \
