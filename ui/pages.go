@@ -282,8 +282,11 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04:05.000")
 	},
 	"ago": func(now, t time.Time) string {
-		if t.IsZero() {
+		switch {
+		case t.IsZero():
 			return "-"
+		case t.After(now): // the oldest queued task is delayed: none is due yet
+			return "none due (next in " + t.Sub(now).Round(time.Second).String() + ")"
 		}
 		return now.Sub(t).Round(time.Second).String()
 	},
