@@ -35,28 +35,28 @@ func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 // It returns ErrTaskNotFound for an unknown id and ErrTaskNotRetryable for a
 // task in another status.
 func (c *Client) Retry(ctx context.Context, id TaskID) error {
+	before, err := c.engine.driver.Get(ctx, id)
+	if err != nil {
+		return c.engine.classify(err)
+	}
+	if before.Status != StatusFailed && before.Status != StatusCancelled {
+		return fmt.Errorf("%w: task %d is %s; only FAILED and CANCELLED tasks can be retried", ErrTaskNotRetryable, id, before.Status)
+	}
 	// The attempt that ended the task is read from its row, which the
-	// retry resets: keep it in the history first.
-	if before, err := c.engine.driver.Get(ctx, id); err == nil && before.Status.Terminal() && before.Status != StatusSuccess {
-		if last := history(before, nil); len(last) == 1 {
-			a := last[0]
-			rec := driver.AttemptRecord{TaskID: id, Attempt: a.Attempt, Worker: a.Worker, StartedAt: a.StartedAt, Outcome: a.Outcome,
-				Error: truncateUTF8(a.Error, maxAttemptError), Duration: a.Duration}
-			// Workers trim the history to their AttemptHistory.
-			if err := c.engine.driver.RecordAttempts(ctx, []driver.AttemptRecord{rec}, keepAll); err != nil {
-				return c.engine.classify(err)
-			}
+	// retry resets: keep it in the history first. Workers trim the
+	// history to their AttemptHistory.
+	for _, a := range history(before, nil) {
+		rec := driver.AttemptRecord{TaskID: id, Attempt: a.Attempt, Worker: a.Worker, StartedAt: a.StartedAt, Outcome: a.Outcome,
+			Error: truncateUTF8(a.Error, maxAttemptError), Duration: a.Duration}
+		if err := c.engine.driver.RecordAttempts(ctx, []driver.AttemptRecord{rec}, keepAll); err != nil {
+			return c.engine.classify(err)
 		}
 	}
 	changed, err := c.engine.driver.RetryTask(ctx, id)
 	if err != nil || changed {
 		return c.engine.classify(err)
 	}
-	info, err := c.engine.driver.Get(ctx, id)
-	if err != nil {
-		return c.engine.classify(err)
-	}
-	return fmt.Errorf("%w: task %d is %s; only FAILED and CANCELLED tasks can be retried", ErrTaskNotRetryable, id, info.Status)
+	return fmt.Errorf("%w: task %d was %s and changed meanwhile; only FAILED and CANCELLED tasks can be retried", ErrTaskNotRetryable, id, before.Status)
 }
 
 // Purge deletes finished tasks (SUCCESS, FAILED, CANCELLED) that finished

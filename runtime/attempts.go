@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"time"
 	"unicode/utf8"
 
@@ -35,7 +36,7 @@ func (e *execution) failureOutcome(cause error) string {
 	switch {
 	case e.panicked:
 		return leasetype.AttemptPanic
-	case cause == ErrExecutionTimeout:
+	case errors.Is(cause, ErrExecutionTimeout):
 		return leasetype.AttemptTimedOut
 	}
 	return leasetype.AttemptError

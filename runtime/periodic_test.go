@@ -28,8 +28,9 @@ func TestWithScheduleRejectsBadSchedules(t *testing.T) {
 		{Periodic{Every: time.Hour, MaxAttempts: -1}, "MaxAttempts must be > 0"},
 		{Periodic{Every: time.Hour, Name: "no spaces"}, "a name is"},
 	}
+	e := newSQLiteEngine(t) // Handle checks without the database
 	for _, c := range cases {
-		w, err := NewWorker(newSQLiteEngine(t), Config{Logger: quietLogger()})
+		w, err := NewWorker(e, Config{Logger: quietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -85,12 +85,10 @@ func (s *server) overview(r *http.Request) (string, string, any, error) {
 		return "", "", nil, err
 	}
 	type row struct {
-		Type     string
-		Counts   map[runtime.Status]int
-		Oldest   time.Time
-		Paused   bool
-		Total    int
-		Statuses []runtime.Status
+		Type   string
+		Counts map[runtime.Status]int
+		Oldest time.Time
+		Paused bool
 	}
 	rows := map[string]*row{}
 	for _, c := range st.Counts {
@@ -100,7 +98,6 @@ func (s *server) overview(r *http.Request) (string, string, any, error) {
 			rows[c.Type] = rw
 		}
 		rw.Counts[c.Status] += c.Tasks
-		rw.Total += c.Tasks
 	}
 	for t, at := range st.OldestQueued {
 		if rw := rows[t]; rw != nil {
