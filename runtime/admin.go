@@ -86,9 +86,22 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 }
 
 // Stats counts the tasks by type and status, with each type's oldest queued
-// task and the running tasks of each worker.
+// task and the running tasks of each worker. It reads every task: on a
+// large table, a dashboard wants BoundedStats.
 func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
-	s, err := c.engine.driver.Stats(ctx)
+	s, err := c.engine.driver.Stats(ctx, 0)
+	return s, c.engine.classify(err)
+}
+
+// BoundedStats is Stats reading at most bound+1 tasks of each status, so
+// it costs the same with a million tasks as with a thousand. A status with
+// more is listed in Capped: its counts (and for QUEUED the oldest task per
+// type) are those of its first tasks, the next to run for QUEUED.
+func (c *Client) BoundedStats(ctx context.Context, bound int) (QueueStats, error) {
+	if bound < 1 {
+		return QueueStats{}, fmt.Errorf("%w: BoundedStats bound %d: want at least 1", ErrInvalidConfig, bound)
+	}
+	s, err := c.engine.driver.Stats(ctx, bound)
 	return s, c.engine.classify(err)
 }
 

@@ -192,11 +192,14 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.cfg.Retention > 0 {
 		w.goService(newPruner(w))
 	}
+	if w.oneTask == nil {
+		w.goService(newRollup(w))
+	}
 	return nil
 }
 
 // service is one of the worker's loops: the poller, the completer, the
-// heartbeater, the recoverer, the pruner. run returns once stop is closed;
+// heartbeater, the recoverer, the pruner, the rollup. run returns once stop is closed;
 // its statements run under ctx.
 type service interface {
 	run(ctx context.Context, stop <-chan struct{})

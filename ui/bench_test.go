@@ -23,7 +23,8 @@ const envBenchTasks = "LEASEGEN_UI_BENCH_TASKS"
 
 // BenchmarkPages renders the overview and the first tasks page of a UI on
 // MariaDB/MySQL holding many tasks (LEASEGEN_UI_BENCH_TASKS, default
-// 1,000,000), a tenth of them failed:
+// 1,000,000): a tenth failed and a tenth succeeded in the last hour,
+// the rest queued:
 //
 //	go test -run '^$' -bench Pages -benchtime 20x ./ui/
 func BenchmarkPages(b *testing.B) {
@@ -49,10 +50,21 @@ func BenchmarkPages(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if _, err := db.DB.Exec("UPDATE leasegen_tasks SET status = 'FAILED', due_priority = 0, last_error = 'boom' WHERE id % 10 = 0"); err != nil {
-		b.Fatal(err)
+	// A tenth failed and a tenth succeeded, spread over the last hour.
+	for _, q := range []string{
+		"UPDATE leasegen_tasks SET status = 'FAILED', due_priority = 0, due_at = NOW(3) - INTERVAL (id % 3600) SECOND, last_error = 'boom' WHERE id % 10 = 0",
+		"UPDATE leasegen_tasks SET status = 'SUCCESS', due_priority = 0, due_at = NOW(3) - INTERVAL (id % 3600) SECOND WHERE id % 10 = 1",
+	} {
+		if _, err := db.DB.Exec(q); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.Logf("%d tasks stored in %s", n, time.Since(start).Round(time.Second))
+	// The first look counts the hour no worker counted: once.
+	start = time.Now()
+	minutes, err := client.Throughput(context.Background(), time.Hour)
+	dbtest.Must(b, "throughput", err)
+	b.Logf("the first Throughput counted %d minutes in %s", len(minutes), time.Since(start).Round(time.Millisecond))
 	h, err := New(client, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	dbtest.Must(b, "ui", err)
 	srv := httptest.NewServer(h)

@@ -152,6 +152,13 @@ func TestInBrowser(t *testing.T) {
 	if v, _ := browser.eval(`document.getElementById('refresh-toggle').textContent`); !strings.Contains(string(v), "pause refresh") {
 		t.Errorf("the refresh button reads %s: the script did not run", v)
 	}
+	// The chart draws this minute's success and failure, styled, 60 bars.
+	bars, _ := browser.eval(`[...document.querySelectorAll('#throughput rect.bar-success, #throughput rect.bar-failed')]
+		.filter(r => r.getBBox().height > 0 && getComputedStyle(r).fill !== 'rgba(0, 0, 0, 0)').length + '/' +
+		document.querySelectorAll('#throughput rect.bar-hit').length`)
+	if string(bars) != `"2/60"` {
+		t.Errorf("the chart has %s drawn bars out of minutes, want 2/60", bars)
+	}
 
 	if err := browser.navigate(f.srv.URL + "/ops/tasks/" + id(f.failed)); err != nil {
 		t.Fatal(err)

@@ -18,10 +18,13 @@ import (
 	"github.com/leasegen/leasegen/runtime"
 )
 
-// pageSize is the tasks a page lists; maxBulk the most a bulk action takes.
+// pageSize is the tasks a page lists; maxBulk the most a bulk action
+// takes; countBound the most tasks of each status a page counts, so that
+// it renders as fast with a million tasks as with a thousand.
 const (
-	pageSize = 50
-	maxBulk  = 100
+	pageSize   = 50
+	maxBulk    = 100
+	countBound = 10_000
 )
 
 // view is what every page template gets.
@@ -80,7 +83,11 @@ func (s *server) fail(w http.ResponseWriter, err error) {
 }
 
 func (s *server) overview(r *http.Request) (string, string, any, error) {
-	st, err := s.client.Stats(r.Context())
+	st, err := s.client.BoundedStats(r.Context(), countBound)
+	if err != nil {
+		return "", "", nil, err
+	}
+	minutes, err := s.client.Throughput(r.Context(), time.Hour)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -110,11 +117,18 @@ func (s *server) overview(r *http.Request) (string, string, any, error) {
 		}
 	}
 	var list []*row
+	var oldest *row
+	now := time.Now()
 	for _, t := range slices.Sorted(maps.Keys(rows)) {
-		list = append(list, rows[t])
+		rw := rows[t]
+		list = append(list, rw)
+		if !rw.Oldest.IsZero() && !rw.Oldest.After(now) && (oldest == nil || rw.Oldest.Before(oldest.Oldest)) {
+			oldest = rw
+		}
 	}
 	return "overview", "Overview", map[string]any{
-		"Types": list, "Statuses": runtime.AllStatuses, "Running": st.RunningByWorker, "Now": time.Now(),
+		"Types": list, "Statuses": runtime.AllStatuses, "Running": st.RunningByWorker, "Now": now,
+		"Capped": st.Capped, "Bound": countBound, "Oldest": oldest, "Chart": chartOf(minutes, now),
 	}, nil
 }
 
@@ -201,7 +215,7 @@ func (s *server) workers(r *http.Request) (string, string, any, error) {
 	if err != nil {
 		return "", "", nil, err
 	}
-	st, err := s.client.Stats(r.Context())
+	st, err := s.client.BoundedStats(r.Context(), countBound)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -209,7 +223,7 @@ func (s *server) workers(r *http.Request) (string, string, any, error) {
 }
 
 func (s *server) types(r *http.Request) (string, string, any, error) {
-	st, err := s.client.Stats(r.Context())
+	st, err := s.client.BoundedStats(r.Context(), countBound)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -218,12 +232,13 @@ func (s *server) types(r *http.Request) (string, string, any, error) {
 		return "", "", nil, err
 	}
 	type row struct {
-		Type            string
-		Queued, Running int
-		Oldest          time.Time
-		Limit           int
-		Handlers        int
-		Paused          bool
+		Type                        string
+		Queued, Running             int
+		QueuedCapped, RunningCapped bool
+		Oldest                      time.Time
+		Limit                       int
+		Handlers                    int
+		Paused                      bool
 	}
 	rows := map[string]*row{}
 	get := func(t string) *row {
@@ -257,9 +272,12 @@ func (s *server) types(r *http.Request) (string, string, any, error) {
 	}
 	var list []*row
 	for _, t := range slices.Sorted(maps.Keys(rows)) {
-		list = append(list, rows[t])
+		rw := rows[t]
+		rw.QueuedCapped = st.Capped[runtime.StatusQueued]
+		rw.RunningCapped = st.Capped[runtime.StatusRunning] || st.Capped[runtime.StatusCancelRequested]
+		list = append(list, rw)
 	}
-	return "types", "Task types", map[string]any{"Types": list, "Now": time.Now()}, nil
+	return "types", "Task types", map[string]any{"Types": list, "Now": time.Now(), "Capped": st.Capped, "Bound": countBound}, nil
 }
 
 func (s *server) schedules(r *http.Request) (string, string, any, error) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 )
@@ -35,21 +36,22 @@ type fixture struct {
 
 func newFixture(t *testing.T, kind string, opts Options) *fixture {
 	t.Helper()
-	var engine *runtime.Engine
+	var drv driver.Driver
 	f := &fixture{}
 	switch kind {
 	case "mysql":
 		db := dbtest.New(t)
 		f.dsn = db.DSN
-		engine = runtime.NewEngine(leasemysql.New(db.DB))
+		drv = leasemysql.New(db.DB)
 	default:
 		path := filepath.Join(t.TempDir(), "ui.db")
 		db, err := leasesqlite.Open(path)
 		dbtest.Must(t, "open", err)
 		t.Cleanup(func() { db.Close() })
 		f.dsn = path
-		engine = runtime.NewEngine(leasesqlite.New(db))
+		drv = leasesqlite.New(db)
 	}
+	engine := runtime.NewEngine(drv)
 	dbtest.Must(t, "migrate", engine.Migrate(bg))
 	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
 	dbtest.Must(t, "client", err)
@@ -71,6 +73,9 @@ func newFixture(t *testing.T, kind string, opts Options) *fixture {
 	for _, id := range []runtime.TaskID{ok, f.failed} {
 		waitDone(t, client, id)
 	}
+	// Count the minute in progress, which workers count only once it ended.
+	_, err = drv.RollupThroughput(bg, -time.Minute, 24*time.Hour)
+	dbtest.Must(t, "count the finished tasks", err)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -139,7 +144,7 @@ func TestPages(t *testing.T) {
 	forEngine(t, func(t *testing.T, kind string) {
 		f := newFixture(t, kind, Options{Prefix: "/ops/tasks"})
 		pages := map[string][]string{
-			"/ops/tasks/":                      {`data-type="report"`, `data-type="later"`, "FAILED", "none due (next in "},
+			"/ops/tasks/":                      {`data-type="report"`, `data-type="later"`, "FAILED", "none due (next in ", "No task is due.", `id="throughput"`, `class="bar-success"`, "1 succeeded, <span class=\"status-failed\">1 failed</span>, 0 cancelled"},
 			"/ops/tasks/tasks":                 {`data-status="FAILED"`, `data-status="SUCCESS"`, `data-status="QUEUED"`, "k-1", "alice"},
 			"/ops/tasks/tasks?status=failed":   {`data-status="FAILED"`},
 			"/ops/tasks/tasks?key=k-1":         {"alice"},
@@ -270,3 +275,26 @@ func TestNewNeedsAClient(t *testing.T) {
 }
 
 func id(n runtime.TaskID) string { return strconv.FormatInt(int64(n), 10) }
+
+// With more than countBound tasks of a status, the overview and the types
+// page count countBound+1 of them and say the figure is a lower bound.
+func TestCountsAreBounded(t *testing.T) {
+	f := newFixture(t, "sqlite", Options{})
+	reqs := make([]runtime.Request, 1000)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: "bulk", Payload: []byte(`{}`), Options: []runtime.EnqueueOption{runtime.WithDelay(time.Hour)}}
+	}
+	for range countBound/len(reqs) + 1 {
+		_, err := f.client.EnqueueMany(bg, reqs)
+		dbtest.Must(t, "enqueue", err)
+	}
+	// The first countBound+1 queued tasks are counted: the delayed task
+	// of type later, queued before, and countBound of bulk.
+	want := ">" + strconv.Itoa(countBound) + "+<"
+	for _, path := range []string{"/", "/types"} {
+		_, body, _ := f.get(t, path)
+		if !strings.Contains(body, `id="capped"`) || !strings.Contains(body, want) {
+			t.Errorf("GET %s: no lower bound %s with its note in\n%s", path, want, body)
+		}
+	}
+}

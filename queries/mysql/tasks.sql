@@ -197,6 +197,13 @@ SELECT task_type, CAST(MIN(due_at) AS DATETIME(3)) AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'
 GROUP BY task_type;
 
+-- name: TaskSampleStatus :many
+-- Bounded counts: the first rows of one status in leasegen_tasks_due (for
+-- QUEUED, those next to run), by type, with the earliest due_at among them.
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS DATETIME(3)) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = ? LIMIT ?) s
+GROUP BY task_type;
+
 -- name: TaskRunningByOwner :many
 SELECT lease_owner AS owner, COUNT(*) AS tasks FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')

@@ -226,6 +226,29 @@ SELECT task_type, MIN(available_at)::timestamptz AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'
 GROUP BY task_type;
 
+-- name: TaskSampleQueued :many
+-- Bounded counts: the first queued tasks, in leasegen_tasks_queue's order
+-- (those next to run), by type, with the earliest available_at among them.
+SELECT task_type, COUNT(*) AS tasks, MIN(available_at)::timestamptz AS oldest
+FROM (SELECT t.task_type, t.available_at FROM leasegen_tasks t WHERE t.status = 'QUEUED' LIMIT sqlc.arg(max_rows)) s
+GROUP BY task_type;
+
+-- name: TaskSampleActive :many
+-- The same for RUNNING or CANCEL_REQUESTED, through leasegen_tasks_running:
+-- the IN term proves the partial index's predicate in a generic plan too.
+SELECT task_type, COUNT(*) AS tasks, MIN(available_at)::timestamptz AS oldest
+FROM (SELECT t.task_type, t.available_at FROM leasegen_tasks t
+      WHERE t.status IN ('RUNNING', 'CANCEL_REQUESTED') AND t.status = sqlc.arg(status) LIMIT sqlc.arg(max_rows)) s
+GROUP BY task_type;
+
+-- name: TaskSampleFinished :many
+-- The same for a final status, from leasegen_tasks_finished alone (oldest
+-- is the earliest finish).
+SELECT task_type, COUNT(*) AS tasks, MIN(finished_at)::timestamptz AS oldest
+FROM (SELECT t.task_type, t.finished_at FROM leasegen_tasks t
+      WHERE t.status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND t.status = sqlc.arg(status) LIMIT sqlc.arg(max_rows)) s
+GROUP BY task_type;
+
 -- name: TaskRunningByOwner :many
 SELECT lease_owner AS owner, COUNT(*) AS tasks FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')

@@ -167,6 +167,28 @@ SELECT task_type, CAST(MIN(due_at) AS INTEGER) AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'
 GROUP BY task_type;
 
+-- name: TaskSampleQueued :many
+-- Bounded counts: the first queued tasks, in leasegen_tasks_queue's order
+-- (those next to run), by type, with the earliest due_at among them.
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS INTEGER) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = 'QUEUED' LIMIT sqlc.arg(max_rows))
+GROUP BY task_type;
+
+-- name: TaskSampleActive :many
+-- The same for RUNNING or CANCEL_REQUESTED, through leasegen_tasks_leases:
+-- the IN term lets the partial index serve a status given as a parameter.
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS INTEGER) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks
+      WHERE status IN ('RUNNING', 'CANCEL_REQUESTED') AND status = sqlc.arg(status) LIMIT sqlc.arg(max_rows))
+GROUP BY task_type;
+
+-- name: TaskSampleFinished :many
+-- The same for a final status, through leasegen_tasks_finished.
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS INTEGER) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks
+      WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = sqlc.arg(status) LIMIT sqlc.arg(max_rows))
+GROUP BY task_type;
+
 -- name: TaskRunningByOwner :many
 SELECT CAST(COALESCE(lease_owner, '') AS TEXT) AS owner, COUNT(*) AS tasks FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')

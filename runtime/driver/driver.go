@@ -142,8 +142,20 @@ type Driver interface {
 	PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error)
 	// Stats counts the tasks by type and status, with the oldest queued
 	// task per type, the running tasks per lease owner and the paused
-	// types.
-	Stats(ctx context.Context) (leasetype.QueueStats, error)
+	// types. With bound > 0 it reads at most bound+1 tasks of each status
+	// (QUEUED ones in claim order) and marks the statuses with more as
+	// Capped.
+	Stats(ctx context.Context, bound int) (leasetype.QueueStats, error)
+	// RollupThroughput counts, by type and final status, the tasks that
+	// finished in each whole minute not yet counted, up to an hour back
+	// and up to the last minute that ended settle ago (a negative settle
+	// counts the minute in progress), stores the counts, deletes those
+	// older than keep, and returns how many minutes it counted. Workers
+	// that roll up at once store each minute once.
+	RollupThroughput(ctx context.Context, settle, keep time.Duration) (int, error)
+	// Throughput returns the counted minutes of the last window, oldest
+	// first, with their totals over all types.
+	Throughput(ctx context.Context, window time.Duration) ([]leasetype.ThroughputMinute, error)
 	// SetPaused pauses taskType, or resumes it, for every worker, durably,
 	// and reports whether that changed its state. Claim and Probe skip
 	// the tasks of a paused type; running ones are not touched.

@@ -92,6 +92,18 @@ type QueueStats struct {
 	OldestQueued    map[string]time.Time // per type: the earliest available_at of its queued tasks
 	RunningByWorker map[string]int       // lease owner -> running tasks
 	Paused          map[string]time.Time // paused task type -> when it was paused
+	// Capped lists, for bounded stats, the statuses with more tasks than
+	// the bound: their Counts (and, for QUEUED, OldestQueued) are those
+	// of the first bound+1 tasks found, lower bounds. Nil for exact stats.
+	Capped map[Status]bool
+}
+
+// ThroughputMinute is one whole minute's finished tasks, over all types.
+type ThroughputMinute struct {
+	Minute    time.Time // the minute's start, UTC
+	Succeeded int
+	Failed    int
+	Cancelled int
 }
 
 // WorkerInfo is a live worker, as its row in leasegen_workers shows it.

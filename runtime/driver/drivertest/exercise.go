@@ -118,6 +118,8 @@ var bundleCases = []struct {
 	{"ManyWorkersOneProcess", testManyWorkersOneProcess},
 	{"PipelineRunsAheadWithinSlots", testPipelineRunsAheadWithinSlots},
 	{"AttemptHistory", testAttemptHistory},
+	{"BoundedStats", testBoundedStats},
+	{"ThroughputPerMinute", testThroughputPerMinute},
 	{"Kill9WorkerProcesses", testKill9WorkerProcesses},
 	{"ShortLeaseKeepsItsLease", testShortLeaseKeepsItsLease},
 	{"WorkOne", testWorkOne},

@@ -43,32 +43,30 @@ func (s *store) PurgeBatch(ctx context.Context, olderThan time.Duration, batch i
 	return int(n), nil
 }
 
-func (s *store) Stats(ctx context.Context) (leasetype.QueueStats, error) {
-	counts, err := s.q.TaskCountByTypeStatus(ctx, s.db)
-	if err != nil {
-		return leasetype.QueueStats{}, fmt.Errorf("leasegen: count tasks: %w", err)
-	}
-	oldest, err := s.q.TaskOldestQueued(ctx, s.db)
-	if err != nil {
-		return leasetype.QueueStats{}, fmt.Errorf("leasegen: oldest queued tasks: %w", err)
-	}
-	running, err := s.q.TaskRunningByOwner(ctx, s.db)
-	if err != nil {
-		return leasetype.QueueStats{}, fmt.Errorf("leasegen: running tasks by worker: %w", err)
-	}
-	paused, err := s.pausedTypes(ctx)
-	if err != nil {
-		return leasetype.QueueStats{}, err
-	}
-	st := sqlbuild.AssembleQueueStats(counts, oldest, running,
-		func(c mysqldb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
-			return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
+func (s *store) Stats(ctx context.Context, bound int) (leasetype.QueueStats, error) {
+	return sqlbuild.Stats(bound, sqlbuild.StatsQueries{
+		Counts: func() ([]leasetype.TypeStatusCount, error) {
+			rows, err := s.q.TaskCountByTypeStatus(ctx, s.db)
+			return sqlbuild.Map(rows, func(c mysqldb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
+				return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
+			}), err
 		},
-		func(o mysqldb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, o.Oldest },
-		func(r mysqldb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) },
-	)
-	st.Paused = paused
-	return st, nil
+		Oldest: func() (map[string]time.Time, error) {
+			rows, err := s.q.TaskOldestQueued(ctx, s.db)
+			return sqlbuild.ToMap(rows, func(o mysqldb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, o.Oldest }), err
+		},
+		Sample: func(status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
+			rows, err := s.q.TaskSampleStatus(ctx, s.db, mysqldb.TaskSampleStatusParams{Status: string(status), Limit: int32(limit)})
+			return sqlbuild.Map(rows, func(r mysqldb.TaskSampleStatusRow) sqlbuild.SampleRow {
+				return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest}
+			}), err
+		},
+		Running: func() (map[string]int, error) {
+			rows, err := s.q.TaskRunningByOwner(ctx, s.db)
+			return sqlbuild.ToMap(rows, func(r mysqldb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) }), err
+		},
+		Paused: func() (map[string]time.Time, error) { return s.pausedTypes(ctx) },
+	})
 }
 
 func (s *store) MigrationStatus(ctx context.Context) (map[int]time.Time, error) {

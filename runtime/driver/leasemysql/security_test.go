@@ -26,6 +26,7 @@ var leastPrivilegeGrants = []string{
 	"GRANT SELECT, INSERT, DELETE ON %s.leasegen_paused_types TO %s",
 	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_schedules TO %s",
 	"GRANT SELECT, INSERT, DELETE ON %s.leasegen_attempts TO %s",
+	"GRANT SELECT, INSERT, DELETE ON %s.leasegen_throughput TO %s",
 	"GRANT SELECT ON %s.leasegen_schema_migrations TO %s",
 }
 

@@ -42,32 +42,49 @@ func (s *store) PurgeBatch(ctx context.Context, olderThan time.Duration, batch i
 	return int(n), nil
 }
 
-func (s *store) Stats(ctx context.Context) (leasetype.QueueStats, error) {
-	counts, err := s.q.TaskCountByTypeStatus(ctx, s.db)
-	if err != nil {
-		return leasetype.QueueStats{}, fmt.Errorf("leasegen: count tasks: %w", err)
-	}
-	oldest, err := s.q.TaskOldestQueued(ctx, s.db)
-	if err != nil {
-		return leasetype.QueueStats{}, fmt.Errorf("leasegen: oldest queued tasks: %w", err)
-	}
-	running, err := s.q.TaskRunningByOwner(ctx, s.db)
-	if err != nil {
-		return leasetype.QueueStats{}, fmt.Errorf("leasegen: running tasks by worker: %w", err)
-	}
-	paused, err := s.pausedTypes(ctx)
-	if err != nil {
-		return leasetype.QueueStats{}, err
-	}
-	st := sqlbuild.AssembleQueueStats(counts, oldest, running,
-		func(c pgdb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
-			return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
+func (s *store) Stats(ctx context.Context, bound int) (leasetype.QueueStats, error) {
+	return sqlbuild.Stats(bound, sqlbuild.StatsQueries{
+		Counts: func() ([]leasetype.TypeStatusCount, error) {
+			rows, err := s.q.TaskCountByTypeStatus(ctx, s.db)
+			return sqlbuild.Map(rows, func(c pgdb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
+				return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
+			}), err
 		},
-		func(o pgdb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, o.Oldest.UTC() },
-		func(r pgdb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) },
-	)
-	st.Paused = paused
-	return st, nil
+		Oldest: func() (map[string]time.Time, error) {
+			rows, err := s.q.TaskOldestQueued(ctx, s.db)
+			return sqlbuild.ToMap(rows, func(o pgdb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, o.Oldest.UTC() }), err
+		},
+		Sample: func(status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
+			return s.sample(ctx, status, limit)
+		},
+		Running: func() (map[string]int, error) {
+			rows, err := s.q.TaskRunningByOwner(ctx, s.db)
+			return sqlbuild.ToMap(rows, func(r pgdb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) }), err
+		},
+		Paused: func() (map[string]time.Time, error) { return s.pausedTypes(ctx) },
+	})
+}
+
+// sample reads up to limit tasks of status through the partial index that
+// holds that status.
+func (s *store) sample(ctx context.Context, status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
+	n := int32(limit)
+	switch status {
+	case leasetype.StatusQueued:
+		rows, err := s.q.TaskSampleQueued(ctx, s.db, pgdb.TaskSampleQueuedParams{MaxRows: n})
+		return sqlbuild.Map(rows, func(r pgdb.TaskSampleQueuedRow) sqlbuild.SampleRow {
+			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
+		}), err
+	case leasetype.StatusRunning, leasetype.StatusCancelRequested:
+		rows, err := s.q.TaskSampleActive(ctx, s.db, pgdb.TaskSampleActiveParams{Status: string(status), MaxRows: n})
+		return sqlbuild.Map(rows, func(r pgdb.TaskSampleActiveRow) sqlbuild.SampleRow {
+			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
+		}), err
+	}
+	rows, err := s.q.TaskSampleFinished(ctx, s.db, pgdb.TaskSampleFinishedParams{Status: string(status), MaxRows: n})
+	return sqlbuild.Map(rows, func(r pgdb.TaskSampleFinishedRow) sqlbuild.SampleRow {
+		return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
+	}), err
 }
 
 func (s *store) MigrationStatus(ctx context.Context) (map[int]time.Time, error) {

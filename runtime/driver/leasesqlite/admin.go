@@ -47,32 +47,49 @@ func (s *store) PurgeBatch(ctx context.Context, olderThan time.Duration, batch i
 	return int(n), nil
 }
 
-func (s *store) Stats(ctx context.Context) (leasetype.QueueStats, error) {
-	counts, err := s.q.TaskCountByTypeStatus(ctx, s.db)
-	if err != nil {
-		return leasetype.QueueStats{}, fmt.Errorf("leasegen: count tasks: %w", err)
-	}
-	oldest, err := s.q.TaskOldestQueued(ctx, s.db)
-	if err != nil {
-		return leasetype.QueueStats{}, fmt.Errorf("leasegen: oldest queued tasks: %w", err)
-	}
-	running, err := s.q.TaskRunningByOwner(ctx, s.db)
-	if err != nil {
-		return leasetype.QueueStats{}, fmt.Errorf("leasegen: running tasks by worker: %w", err)
-	}
-	paused, err := s.pausedTypes(ctx)
-	if err != nil {
-		return leasetype.QueueStats{}, err
-	}
-	st := sqlbuild.AssembleQueueStats(counts, oldest, running,
-		func(c sqlitedb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
-			return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
+func (s *store) Stats(ctx context.Context, bound int) (leasetype.QueueStats, error) {
+	return sqlbuild.Stats(bound, sqlbuild.StatsQueries{
+		Counts: func() ([]leasetype.TypeStatusCount, error) {
+			rows, err := s.q.TaskCountByTypeStatus(ctx, s.db)
+			return sqlbuild.Map(rows, func(c sqlitedb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
+				return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
+			}), err
 		},
-		func(o sqlitedb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, fromMillis(o.Oldest) },
-		func(r sqlitedb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) },
-	)
-	st.Paused = paused
-	return st, nil
+		Oldest: func() (map[string]time.Time, error) {
+			rows, err := s.q.TaskOldestQueued(ctx, s.db)
+			return sqlbuild.ToMap(rows, func(o sqlitedb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, fromMillis(o.Oldest) }), err
+		},
+		Sample: func(status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
+			return s.sample(ctx, status, limit)
+		},
+		Running: func() (map[string]int, error) {
+			rows, err := s.q.TaskRunningByOwner(ctx, s.db)
+			return sqlbuild.ToMap(rows, func(r sqlitedb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) }), err
+		},
+		Paused: func() (map[string]time.Time, error) { return s.pausedTypes(ctx) },
+	})
+}
+
+// sample reads up to limit tasks of status through the partial index that
+// holds that status.
+func (s *store) sample(ctx context.Context, status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
+	n := int64(limit)
+	switch status {
+	case leasetype.StatusQueued:
+		rows, err := s.q.TaskSampleQueued(ctx, s.db, sqlitedb.TaskSampleQueuedParams{MaxRows: n})
+		return sqlbuild.Map(rows, func(r sqlitedb.TaskSampleQueuedRow) sqlbuild.SampleRow {
+			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: fromMillis(r.Oldest)}
+		}), err
+	case leasetype.StatusRunning, leasetype.StatusCancelRequested:
+		rows, err := s.q.TaskSampleActive(ctx, s.db, sqlitedb.TaskSampleActiveParams{Status: string(status), MaxRows: n})
+		return sqlbuild.Map(rows, func(r sqlitedb.TaskSampleActiveRow) sqlbuild.SampleRow {
+			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: fromMillis(r.Oldest)}
+		}), err
+	}
+	rows, err := s.q.TaskSampleFinished(ctx, s.db, sqlitedb.TaskSampleFinishedParams{Status: string(status), MaxRows: n})
+	return sqlbuild.Map(rows, func(r sqlitedb.TaskSampleFinishedRow) sqlbuild.SampleRow {
+		return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: fromMillis(r.Oldest)}
+	}), err
 }
 
 func (s *store) MigrationStatus(ctx context.Context) (map[int]time.Time, error) {

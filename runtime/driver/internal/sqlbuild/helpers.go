@@ -73,25 +73,6 @@ func DecodeLimits(s string) map[string]int {
 	return limits
 }
 
-// AssembleQueueStats assembles QueueStats from an engine's three stats queries,
-// whatever row types its sqlc code uses.
-func AssembleQueueStats[C, O, R any](counts []C, oldest []O, running []R,
-	count func(C) leasetype.TypeStatusCount, old func(O) (string, time.Time), run func(R) (string, int)) leasetype.QueueStats {
-	st := leasetype.QueueStats{OldestQueued: map[string]time.Time{}, RunningByWorker: map[string]int{}}
-	for _, c := range counts {
-		st.Counts = append(st.Counts, count(c))
-	}
-	for _, o := range oldest {
-		typ, at := old(o)
-		st.OldestQueued[typ] = at
-	}
-	for _, r := range running {
-		owner, n := run(r)
-		st.RunningByWorker[owner] = n
-	}
-	return st
-}
-
 // SetPaused runs pause (or resume when paused is false) under retry and
 // reports whether it changed a row: the part of Driver.SetPaused that no
 // engine writes differently.

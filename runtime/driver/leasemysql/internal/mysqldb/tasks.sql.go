@@ -1033,3 +1033,45 @@ func (q *Queries) TaskRunningByOwner(ctx context.Context, db DBTX) ([]TaskRunnin
 	}
 	return items, nil
 }
+
+const taskSampleStatus = `-- name: TaskSampleStatus :many
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS DATETIME(3)) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = ? LIMIT ?) s
+GROUP BY task_type
+`
+
+type TaskSampleStatusParams struct {
+	Status string
+	Limit  int32
+}
+
+type TaskSampleStatusRow struct {
+	TaskType string
+	Tasks    int64
+	Oldest   time.Time
+}
+
+// Bounded counts: the first rows of one status in leasegen_tasks_due (for
+// QUEUED, those next to run), by type, with the earliest due_at among them.
+func (q *Queries) TaskSampleStatus(ctx context.Context, db DBTX, arg TaskSampleStatusParams) ([]TaskSampleStatusRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleStatus, arg.Status, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskSampleStatusRow
+	for rows.Next() {
+		var i TaskSampleStatusRow
+		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -78,6 +78,14 @@ type LeasegenTask struct {
 	Metadata       sql.NullString
 }
 
+type LeasegenThroughput struct {
+	TaskType  string
+	MinuteAt  time.Time
+	Succeeded int64
+	Failed    int64
+	Cancelled int64
+}
+
 type LeasegenWorker struct {
 	WorkerID       string
 	Host           string

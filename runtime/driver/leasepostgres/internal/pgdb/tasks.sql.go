@@ -1089,3 +1089,130 @@ func (q *Queries) TaskRunningByOwner(ctx context.Context, db DBTX) ([]TaskRunnin
 	}
 	return items, nil
 }
+
+const taskSampleActive = `-- name: TaskSampleActive :many
+SELECT task_type, COUNT(*) AS tasks, MIN(available_at)::timestamptz AS oldest
+FROM (SELECT t.task_type, t.available_at FROM leasegen_tasks t
+      WHERE t.status IN ('RUNNING', 'CANCEL_REQUESTED') AND t.status = $1 LIMIT $2) s
+GROUP BY task_type
+`
+
+type TaskSampleActiveParams struct {
+	Status  string
+	MaxRows int32
+}
+
+type TaskSampleActiveRow struct {
+	TaskType string
+	Tasks    int64
+	Oldest   time.Time
+}
+
+// The same for RUNNING or CANCEL_REQUESTED, through leasegen_tasks_running:
+// the IN term proves the partial index's predicate in a generic plan too.
+func (q *Queries) TaskSampleActive(ctx context.Context, db DBTX, arg TaskSampleActiveParams) ([]TaskSampleActiveRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleActive, arg.Status, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskSampleActiveRow
+	for rows.Next() {
+		var i TaskSampleActiveRow
+		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const taskSampleFinished = `-- name: TaskSampleFinished :many
+SELECT task_type, COUNT(*) AS tasks, MIN(finished_at)::timestamptz AS oldest
+FROM (SELECT t.task_type, t.finished_at FROM leasegen_tasks t
+      WHERE t.status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND t.status = $1 LIMIT $2) s
+GROUP BY task_type
+`
+
+type TaskSampleFinishedParams struct {
+	Status  string
+	MaxRows int32
+}
+
+type TaskSampleFinishedRow struct {
+	TaskType string
+	Tasks    int64
+	Oldest   time.Time
+}
+
+// The same for a final status, from leasegen_tasks_finished alone (oldest
+// is the earliest finish).
+func (q *Queries) TaskSampleFinished(ctx context.Context, db DBTX, arg TaskSampleFinishedParams) ([]TaskSampleFinishedRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleFinished, arg.Status, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskSampleFinishedRow
+	for rows.Next() {
+		var i TaskSampleFinishedRow
+		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const taskSampleQueued = `-- name: TaskSampleQueued :many
+SELECT task_type, COUNT(*) AS tasks, MIN(available_at)::timestamptz AS oldest
+FROM (SELECT t.task_type, t.available_at FROM leasegen_tasks t WHERE t.status = 'QUEUED' LIMIT $1) s
+GROUP BY task_type
+`
+
+type TaskSampleQueuedParams struct {
+	MaxRows int32
+}
+
+type TaskSampleQueuedRow struct {
+	TaskType string
+	Tasks    int64
+	Oldest   time.Time
+}
+
+// Bounded counts: the first queued tasks, in leasegen_tasks_queue's order
+// (those next to run), by type, with the earliest available_at among them.
+func (q *Queries) TaskSampleQueued(ctx context.Context, db DBTX, arg TaskSampleQueuedParams) ([]TaskSampleQueuedRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleQueued, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskSampleQueuedRow
+	for rows.Next() {
+		var i TaskSampleQueuedRow
+		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -72,6 +72,14 @@ type LeasegenTask struct {
 	Metadata       sql.NullString
 }
 
+type LeasegenThroughput struct {
+	TaskType  string
+	MinuteAt  int64
+	Succeeded int64
+	Failed    int64
+	Cancelled int64
+}
+
 type LeasegenWorker struct {
 	WorkerID       string
 	Host           string

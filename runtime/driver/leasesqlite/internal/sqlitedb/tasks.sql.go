@@ -949,3 +949,129 @@ func (q *Queries) TaskRunningByOwner(ctx context.Context, db DBTX) ([]TaskRunnin
 	}
 	return items, nil
 }
+
+const taskSampleActive = `-- name: TaskSampleActive :many
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS INTEGER) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks
+      WHERE status IN ('RUNNING', 'CANCEL_REQUESTED') AND status = ?1 LIMIT ?2)
+GROUP BY task_type
+`
+
+type TaskSampleActiveParams struct {
+	Status  string
+	MaxRows int64
+}
+
+type TaskSampleActiveRow struct {
+	TaskType string
+	Tasks    int64
+	Oldest   int64
+}
+
+// The same for RUNNING or CANCEL_REQUESTED, through leasegen_tasks_leases:
+// the IN term lets the partial index serve a status given as a parameter.
+func (q *Queries) TaskSampleActive(ctx context.Context, db DBTX, arg TaskSampleActiveParams) ([]TaskSampleActiveRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleActive, arg.Status, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskSampleActiveRow
+	for rows.Next() {
+		var i TaskSampleActiveRow
+		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const taskSampleFinished = `-- name: TaskSampleFinished :many
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS INTEGER) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks
+      WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = ?1 LIMIT ?2)
+GROUP BY task_type
+`
+
+type TaskSampleFinishedParams struct {
+	Status  string
+	MaxRows int64
+}
+
+type TaskSampleFinishedRow struct {
+	TaskType string
+	Tasks    int64
+	Oldest   int64
+}
+
+// The same for a final status, through leasegen_tasks_finished.
+func (q *Queries) TaskSampleFinished(ctx context.Context, db DBTX, arg TaskSampleFinishedParams) ([]TaskSampleFinishedRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleFinished, arg.Status, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskSampleFinishedRow
+	for rows.Next() {
+		var i TaskSampleFinishedRow
+		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const taskSampleQueued = `-- name: TaskSampleQueued :many
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS INTEGER) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = 'QUEUED' LIMIT ?1)
+GROUP BY task_type
+`
+
+type TaskSampleQueuedParams struct {
+	MaxRows int64
+}
+
+type TaskSampleQueuedRow struct {
+	TaskType string
+	Tasks    int64
+	Oldest   int64
+}
+
+// Bounded counts: the first queued tasks, in leasegen_tasks_queue's order
+// (those next to run), by type, with the earliest due_at among them.
+func (q *Queries) TaskSampleQueued(ctx context.Context, db DBTX, arg TaskSampleQueuedParams) ([]TaskSampleQueuedRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleQueued, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskSampleQueuedRow
+	for rows.Next() {
+		var i TaskSampleQueuedRow
+		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

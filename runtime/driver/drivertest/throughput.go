@@ -1,0 +1,143 @@
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// BoundedStats reads at most bound+1 tasks of each status: a status with
+// more is Capped and counted as bound+1; with room, it equals Stats.
+func testBoundedStats(t *testing.T, b *Bundle) {
+	for range 5 {
+		b.Enqueue(t, "a")
+	}
+	for range 3 {
+		b.Enqueue(t, "b", runtime.WithDelay(time.Hour))
+	}
+	cancelled := b.Enqueue(t, "a")
+	dbtest.Must(t, "cancel", b.Client.Cancel(bg, cancelled))
+	if _, err := b.Client.BoundedStats(bg, 0); !errors.Is(err, runtime.ErrInvalidConfig) {
+		t.Errorf("BoundedStats(0) = %v, want ErrInvalidConfig", err)
+	}
+	exact, err := b.Client.Stats(bg)
+	dbtest.Must(t, "stats", err)
+	roomy, err := b.Client.BoundedStats(bg, 100)
+	dbtest.Must(t, "bounded stats", err)
+	if len(roomy.Capped) != 0 || !sameCounts(exact.Counts, roomy.Counts) || len(roomy.OldestQueued) != 2 ||
+		!roomy.OldestQueued["a"].Equal(exact.OldestQueued["a"]) || !roomy.OldestQueued["b"].Equal(exact.OldestQueued["b"]) {
+		t.Errorf("BoundedStats(100) = %+v, want Stats %+v and nothing capped", roomy, exact)
+	}
+	tight, err := b.Client.BoundedStats(bg, 6)
+	dbtest.Must(t, "bounded stats", err)
+	queued := 0
+	for _, c := range tight.Counts {
+		if c.Status == runtime.StatusQueued {
+			queued += c.Tasks
+		}
+	}
+	if !tight.Capped[runtime.StatusQueued] || len(tight.Capped) != 1 || queued != 7 {
+		t.Errorf("BoundedStats(6) of 8 queued tasks: capped %v, %d queued counted; want QUEUED capped at 7", tight.Capped, queued)
+	}
+}
+
+// sameCounts compares two sets of counts, whatever their order.
+func sameCounts(a, b []runtime.TypeStatusCount) bool {
+	m := map[runtime.TypeStatusCount]int{}
+	for _, c := range a {
+		m[c]++
+	}
+	for _, c := range b {
+		m[c]--
+	}
+	for _, n := range m {
+		if n != 0 {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// The finished tasks are counted per minute, by type and outcome, each
+// minute once even when rollups race, and the counts are trimmed by age.
+func testThroughputPerMinute(t *testing.T, b *Bundle) {
+	ctx := context.Background()
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"ok":  func(context.Context, *runtime.Task) error { return nil },
+		"bad": func(context.Context, *runtime.Task) error { return runtime.Permanent(errors.New("no")) },
+	})
+	var ids []runtime.TaskID
+	for range 4 {
+		ids = append(ids, b.Enqueue(t, "ok"))
+	}
+	for _, id := range ids {
+		b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second)
+	}
+	for range 2 {
+		b.WaitStatus(t, b.Enqueue(t, "bad", runtime.WithMaxAttempts(1)), runtime.StatusFailed, 10*time.Second)
+	}
+	dbtest.Must(t, "cancel", b.Client.Cancel(bg, b.Enqueue(t, "unhandled")))
+
+	totals := func() (ok, failed, cancelled int) {
+		t.Helper()
+		minutes, err := b.Client.Throughput(ctx, time.Hour)
+		dbtest.Must(t, "throughput", err)
+		for i, m := range minutes {
+			if i > 0 && !m.Minute.After(minutes[i-1].Minute) || m.Minute.Second() != 0 {
+				t.Errorf("minutes out of order or not whole: %+v", minutes)
+			}
+			ok, failed, cancelled = ok+m.Succeeded, failed+m.Failed, cancelled+m.Cancelled
+		}
+		return ok, failed, cancelled
+	}
+	// A negative settle counts the minute in progress, as a test must.
+	_, err := b.Driver.RollupThroughput(ctx, -time.Minute, 24*time.Hour)
+	dbtest.Must(t, "rollup", err)
+	if ok, failed, cancelled := totals(); ok != 4 || failed != 2 || cancelled != 1 {
+		t.Fatalf("counted %d succeeded, %d failed, %d cancelled; want 4, 2, 1", ok, failed, cancelled)
+	}
+	if n := b.DB.Int(t, "SELECT COALESCE(SUM(succeeded), 0) FROM leasegen_throughput WHERE task_type = 'ok'"); n != 4 {
+		t.Errorf("type ok's rows count %d succeeded, want 4", n)
+	}
+
+	// A counted minute is not counted again; a task finishing later in it
+	// is counted only when the minute changed in between.
+	b.WaitStatus(t, b.Enqueue(t, "ok"), runtime.StatusSuccess, 10*time.Second)
+	n, err := b.Driver.RollupThroughput(ctx, -time.Minute, 24*time.Hour)
+	dbtest.Must(t, "rollup", err)
+	want := 4
+	if n > 0 {
+		want = 5
+	}
+	if ok, _, _ := totals(); ok != want {
+		t.Errorf("after another rollup (%d minutes counted): %d succeeded, want %d", n, ok, want)
+	}
+
+	// Rollups racing over the same minutes store each once.
+	b.DB.MustExec(t, "DELETE FROM leasegen_throughput")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if _, err := b.Driver.RollupThroughput(ctx, -time.Minute, 24*time.Hour); err != nil {
+				t.Errorf("racing rollup: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok, failed, cancelled := totals(); ok != 5 || failed != 2 || cancelled != 1 {
+		t.Errorf("after racing rollups: %d succeeded, %d failed, %d cancelled; want 5, 2, 1", ok, failed, cancelled)
+	}
+
+	// keep 0 deletes every minute already begun.
+	b.DB.MustExec(t, "DELETE FROM leasegen_throughput")
+	_, err = b.Driver.RollupThroughput(ctx, -time.Minute, 0)
+	dbtest.Must(t, "rollup", err)
+	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_throughput"); n != 0 {
+		t.Errorf("%d rows left with keep 0", n)
+	}
+}
