@@ -24,6 +24,7 @@ type chart struct {
 	Failed        int
 	Cancelled     int
 	Counted       int // the minutes counted
+	From, To      string // the first and the last minute, as labels
 }
 
 // bar is one minute: the failed part at the bottom, the succeeded above.
@@ -46,6 +47,7 @@ func chartOf(minutes []runtime.ThroughputMinute, now time.Time) chart {
 	}
 	current := now.UTC().Truncate(time.Minute)
 	first := current.Add(-(chartMinutes - 1) * time.Minute)
+	c.From, c.To = first.Format("15:04"), current.Format("15:04")+" UTC"
 	for i := range chartMinutes {
 		at := first.Add(time.Duration(i) * time.Minute)
 		m, counted := byMinute[at.Unix()]
