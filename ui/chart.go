@@ -23,7 +23,7 @@ type chart struct {
 	Succeeded     int // over the hour
 	Failed        int
 	Cancelled     int
-	Counted       int // the minutes counted
+	Counted       int    // the minutes counted
 	From, To      string // the first and the last minute, as labels
 }
 
