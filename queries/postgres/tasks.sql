@@ -14,7 +14,7 @@ INSERT INTO leasegen_tasks (
   COALESCE(sqlc.narg(run_at)::timestamptz, now() + sqlc.arg(delay_us)::bigint * interval '1 microsecond'),
   @max_attempts, @owner_id, sqlc.narg(idempotency_key), sqlc.narg(metadata), now(), now()
 )
-ON CONFLICT (task_type, idempotency_key) DO UPDATE SET task_type = EXCLUDED.task_type
+ON CONFLICT (task_type, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET task_type = EXCLUDED.task_type
 RETURNING id;
 
 -- name: TaskInsertMany :many
@@ -37,15 +37,16 @@ FROM (
          unnest(@owner_ids::text[]) AS owner_id, unnest(@idempotency_keys::text[]) AS idempotency_key,
          unnest(@metadatas::text[]) AS metadata
 ) AS r
-ON CONFLICT (task_type, idempotency_key) DO UPDATE SET task_type = EXCLUDED.task_type
+ON CONFLICT (task_type, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET task_type = EXCLUDED.task_type
 RETURNING id, task_type, idempotency_key;
 
 -- name: TaskGet :one
 SELECT * FROM leasegen_tasks WHERE id = $1;
 
 -- name: TaskListByOwner :many
+-- owner_id <> '' matches leasegen_tasks_by_owner's predicate.
 SELECT * FROM leasegen_tasks
-WHERE owner_id = @owner_id AND status = ANY(@statuses::text[])
+WHERE owner_id = @owner_id AND owner_id <> '' AND status = ANY(@statuses::text[])
 ORDER BY created_at DESC, id DESC
 LIMIT @lim;
 

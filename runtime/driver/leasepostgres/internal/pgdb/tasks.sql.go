@@ -446,7 +446,7 @@ INSERT INTO leasegen_tasks (
   COALESCE($4::timestamptz, now() + $5::bigint * interval '1 microsecond'),
   $6, $7, $8, $9, now(), now()
 )
-ON CONFLICT (task_type, idempotency_key) DO UPDATE SET task_type = EXCLUDED.task_type
+ON CONFLICT (task_type, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET task_type = EXCLUDED.task_type
 RETURNING id
 `
 
@@ -500,7 +500,7 @@ FROM (
          unnest($7::text[]) AS owner_id, unnest($8::text[]) AS idempotency_key,
          unnest($9::text[]) AS metadata
 ) AS r
-ON CONFLICT (task_type, idempotency_key) DO UPDATE SET task_type = EXCLUDED.task_type
+ON CONFLICT (task_type, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET task_type = EXCLUDED.task_type
 RETURNING id, task_type, idempotency_key
 `
 
@@ -654,7 +654,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 
 const taskListByOwner = `-- name: TaskListByOwner :many
 SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata FROM leasegen_tasks
-WHERE owner_id = $1 AND status = ANY($2::text[])
+WHERE owner_id = $1 AND owner_id <> '' AND status = ANY($2::text[])
 ORDER BY created_at DESC, id DESC
 LIMIT $3
 `
@@ -665,6 +665,7 @@ type TaskListByOwnerParams struct {
 	Lim      int32
 }
 
+// owner_id <> ” matches leasegen_tasks_by_owner's predicate.
 func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOwnerParams) ([]LeasegenTask, error) {
 	rows, err := db.QueryContext(ctx, taskListByOwner, arg.OwnerID, pq.Array(arg.Statuses), arg.Lim)
 	if err != nil {
