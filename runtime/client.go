@@ -271,8 +271,12 @@ func (c *Client) Wait(ctx context.Context, id TaskID) (TaskInfo, error) {
 }
 
 // ListByOwner returns up to limit tasks of owner, newest first, in any of
-// statuses (all statuses when none are given).
+// statuses (all statuses when none are given). Tasks enqueued without
+// WithOwner have no owner and are not listed here (List finds them).
 func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statuses ...Status) ([]TaskInfo, error) {
+	if owner == "" {
+		return nil, fmt.Errorf("%w: ListByOwner needs an owner; tasks enqueued without WithOwner are found with List", ErrInvalidTask)
+	}
 	if len(statuses) == 0 {
 		statuses = AllStatuses
 	}

@@ -16,7 +16,7 @@ INSERT INTO leasegen_tasks (
   sqlc.arg(max_attempts), sqlc.arg(owner_id), sqlc.narg(idempotency_key), sqlc.narg(metadata),
   (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 )
-ON CONFLICT (task_type, idempotency_key) DO UPDATE SET id = id
+ON CONFLICT (task_type, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET id = id
 RETURNING id;
 
 -- name: TaskGet :one
@@ -25,7 +25,7 @@ SELECT * FROM leasegen_tasks WHERE id = ?;
 -- name: TaskListByOwner :many
 -- Bare ? only: sqlc binds named arguments next to a slice to the wrong slots.
 SELECT * FROM leasegen_tasks
-WHERE owner_id = ? AND status IN (sqlc.slice(statuses))
+WHERE owner_id = ? AND owner_id <> '' AND status IN (sqlc.slice(statuses))
 ORDER BY created_at DESC, id DESC
 LIMIT ?;
 

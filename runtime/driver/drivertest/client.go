@@ -153,6 +153,10 @@ func testGetListCancel(t *testing.T, b *Bundle) {
 	if diff := cmp.Diff([]runtime.TaskID{t1}, list(runtime.StatusCancelled)); diff != "" {
 		t.Errorf("alice's cancelled tasks (-want +got):\n%s", diff)
 	}
+	b.Enqueue(t, "a") // no owner: partial owner indexes hold no entry for it
+	if _, err := b.Client.ListByOwner(bg, "", 10); !errors.Is(err, runtime.ErrInvalidTask) {
+		t.Errorf("ListByOwner without an owner err = %v, want ErrInvalidTask", err)
+	}
 	if err := b.Client.Cancel(bg, t1); !errors.Is(err, runtime.ErrTaskFinished) {
 		t.Errorf("second cancel err = %v, want ErrTaskFinished", err)
 	}

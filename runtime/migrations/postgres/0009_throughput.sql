@@ -15,13 +15,3 @@ CREATE INDEX IF NOT EXISTS leasegen_throughput_age ON leasegen_throughput (minut
 DROP INDEX IF EXISTS leasegen_tasks_finished;
 CREATE INDEX leasegen_tasks_finished ON leasegen_tasks (status, finished_at) INCLUDE (task_type)
   WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED');
--- A status change cannot be a heap-only update (status is in the partial
--- indexes' predicates), so it adds an entry to every index whose
--- predicate holds for the new row version. Tasks without an idempotency
--- key or an owner, most of them, now have no entry in the key and owner
--- indexes: two index insertions fewer per claim and per completion.
-CREATE UNIQUE INDEX IF NOT EXISTS leasegen_tasks_keyed ON leasegen_tasks (task_type, idempotency_key)
-  WHERE idempotency_key IS NOT NULL;
-ALTER TABLE leasegen_tasks DROP CONSTRAINT IF EXISTS leasegen_tasks_key;
-DROP INDEX IF EXISTS leasegen_tasks_by_owner;
-CREATE INDEX leasegen_tasks_by_owner ON leasegen_tasks (owner_id, created_at) WHERE owner_id <> '';

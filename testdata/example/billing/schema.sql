@@ -286,3 +286,9 @@ CREATE TABLE IF NOT EXISTS leasegen_throughput (
   PRIMARY KEY (task_type, minute_at),
   KEY leasegen_throughput_age (minute_at)
 ) ENGINE = InnoDB;
+
+-- 0010_partial_key_owner.sql
+-- leasegen schema for MySQL/MariaDB, version 10: nothing to do. On
+-- PostgreSQL and SQLite this version makes the key and owner indexes
+-- partial; MySQL and MariaDB have no partial indexes. The file keeps the
+-- engines' versions in step.

@@ -343,7 +343,7 @@ INSERT INTO leasegen_tasks (
   ?6, ?7, ?8, ?9,
   (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 )
-ON CONFLICT (task_type, idempotency_key) DO UPDATE SET id = id
+ON CONFLICT (task_type, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET id = id
 RETURNING id
 `
 
@@ -473,7 +473,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 
 const taskListByOwner = `-- name: TaskListByOwner :many
 SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata FROM leasegen_tasks
-WHERE owner_id = ? AND status IN (/*SLICE:statuses*/?)
+WHERE owner_id = ? AND owner_id <> '' AND status IN (/*SLICE:statuses*/?)
 ORDER BY created_at DESC, id DESC
 LIMIT ?
 `

@@ -1,0 +1,4 @@
+-- leasegen schema for MySQL/MariaDB, version 10: nothing to do. On
+-- PostgreSQL and SQLite this version makes the key and owner indexes
+-- partial; MySQL and MariaDB have no partial indexes. The file keeps the
+-- engines' versions in step.
