@@ -110,6 +110,22 @@ func benchComplete(b *testing.B, bundle *Bundle) {
 	}
 }
 
+// benchEnqueueMany enqueues batches of 1,000 tasks through the client:
+// what a service's bulk enqueue costs, in one transaction a batch.
+func benchEnqueueMany(b *testing.B, bundle *Bundle) {
+	reqs := make([]runtime.Request, benchBatch)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: "bench", Payload: []byte(`{}`)}
+	}
+	for b.Loop() {
+		ids, err := bundle.Client.EnqueueMany(context.Background(), reqs)
+		if err != nil || len(ids) != benchBatch {
+			b.Fatalf("enqueued %d of %d: %v", len(ids), benchBatch, err)
+		}
+	}
+	perTask(b, benchBatch)
+}
+
 func refsOf(claimed []driver.ClaimedTask) []driver.LeaseRef {
 	refs := make([]driver.LeaseRef, len(claimed))
 	for i, c := range claimed {
@@ -129,6 +145,7 @@ func Benchmark(b *testing.B, h *Harness) {
 		{"Renew", benchRenew},
 		{"CompleteMany", benchCompleteMany},
 		{"Complete", benchComplete},
+		{"EnqueueMany", benchEnqueueMany},
 	} {
 		b.Run(bench.name, func(b *testing.B) { bench.run(b, Setup(b, h)) })
 	}

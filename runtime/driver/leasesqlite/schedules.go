@@ -80,7 +80,7 @@ func (s *store) FireSchedules(ctx context.Context, names []string, plan func(tim
 		}
 		now := fromMillis(nowMs)
 		fired, err = sqlbuild.FireDue(now, rows, plan,
-			func(tasks []driver.NewTask) ([]leasetype.TaskID, error) { return s.insertEach(ctx, conn, tasks) },
+			func(tasks []driver.NewTask) ([]leasetype.TaskID, error) { return s.insertAll(ctx, conn, tasks) },
 			func(a sqlbuild.ScheduleAdvance) (bool, error) {
 				n, err := s.q.ScheduleAdvance(ctx, conn, sqlitedb.ScheduleAdvanceParams{
 					NextRun: a.Fire.Next.UnixMilli(), LastTick: nullMillis(a.LastTick), EnqueuedAt: nullMillis(a.EnqueuedAt),
