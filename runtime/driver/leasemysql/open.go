@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -15,17 +16,14 @@ var ErrBadDSN = errors.New("leasegen: the MySQL DSN does not parse (user:pass@tc
 // Open opens a pool on dsn with what the driver needs added (parseTime,
 // loc=UTC, a UTC session time zone), so an operator can paste the DSN they
 // have, and 32 idle connections, so a worker's loops do not reconnect all
-// the time.
+// the time. It also sets interpolateParams=true unless the DSN says
+// otherwise: without it every statement with arguments is prepared on the
+// server, run and closed, three round trips instead of one.
 func Open(dsn string) (*sql.DB, error) {
-	cfg, err := mysql.ParseDSN(dsn)
+	cfg, err := openConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadDSN, err)
+		return nil, err
 	}
-	cfg.ParseTime, cfg.Loc = true, time.UTC
-	if cfg.Params == nil {
-		cfg.Params = map[string]string{}
-	}
-	cfg.Params["time_zone"] = "'+00:00'"
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadDSN, err)
@@ -33,4 +31,21 @@ func Open(dsn string) (*sql.DB, error) {
 	db := sql.OpenDB(connector)
 	db.SetMaxIdleConns(32)
 	return db, nil
+}
+
+// openConfig is dsn parsed, with what Open adds.
+func openConfig(dsn string) (*mysql.Config, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadDSN, err)
+	}
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	if !strings.Contains(dsn, "interpolateParams=") {
+		cfg.InterpolateParams = true
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	return cfg, nil
 }
