@@ -41,6 +41,53 @@ func testEnqueueStoresOptions(t *testing.T, b *Bundle) {
 	}
 }
 
+// The batch insert stores each row's own options, whichever statement
+// shape an engine picks for it: rows without keys share multi-row
+// statements, and a keyed row among them takes the keyed path.
+func testEnqueueManyStoresOptions(t *testing.T, b *Bundle) {
+	runAt := time.Date(2031, 5, 6, 7, 8, 9, 123e6, time.UTC)
+	opts := [][]runtime.EnqueueOption{
+		{},
+		{runtime.WithPriority(-3), runtime.WithMaxAttempts(2), runtime.WithOwner(`o'wner\"1`), runtime.WithRunAt(runAt)},
+		{runtime.WithDelay(90 * time.Second), runtime.WithMetadata(map[string]string{"k": "v'\\"})},
+		{runtime.WithPriority(4), runtime.WithOwner("tenant-2"), runtime.WithIdempotencyKey("batch-key")},
+	}
+	want := []runtime.TaskInfo{
+		{Type: "many", MaxAttempts: 5},
+		{Type: "many", Priority: -3, MaxAttempts: 2, OwnerID: `o'wner\"1`, AvailableAt: runAt},
+		{Type: "many", MaxAttempts: 5, Metadata: map[string]string{"k": "v'\\"}},
+		{Type: "many", Priority: 4, MaxAttempts: 5, OwnerID: "tenant-2", IdempotencyKey: "batch-key"},
+	}
+	for _, keyed := range []bool{false, true} {
+		n := len(opts) - 1
+		if keyed {
+			n = len(opts)
+		}
+		reqs := make([]runtime.Request, n)
+		for i := range reqs {
+			reqs[i] = runtime.Request{Type: "many", Payload: fmt.Appendf(nil, `{"row":%d}`, i), Options: opts[i]}
+		}
+		ids, err := b.Client.EnqueueMany(bg, reqs)
+		dbtest.Must(t, "enqueue many", err)
+		for i, id := range ids {
+			info, err := b.Client.Get(bg, id)
+			dbtest.Must(t, "get", err)
+			w := want[i]
+			w.ID, w.Status, w.Payload = id, runtime.StatusQueued, reqs[i].Payload
+			ignore := cmp.FilterPath(func(p cmp.Path) bool {
+				name := p.String()
+				return name == "CreatedAt" || name == "UpdatedAt" || (name == "AvailableAt" && w.AvailableAt.IsZero())
+			}, cmp.Ignore())
+			if diff := cmp.Diff(w, info, ignore); diff != "" {
+				t.Errorf("keyed batch %v, row %d (-want +got):\n%s", keyed, i, diff)
+			}
+		}
+		if wait := b.MillisUntil(t, "available_at", ids[2]) / 1000; wait < 85 || wait > 90 {
+			t.Errorf("keyed batch %v: delayed row available in %ds, want about 90", keyed, wait)
+		}
+	}
+}
+
 func testEnqueueIdempotencyKey(t *testing.T, b *Bundle) {
 	first := b.Enqueue(t, "a", runtime.WithIdempotencyKey("same"))
 	if again := b.Enqueue(t, "a", runtime.WithIdempotencyKey("same")); again != first {

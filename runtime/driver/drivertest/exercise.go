@@ -98,6 +98,7 @@ var bundleCases = []struct {
 	{"StopIsBoundedWhenHandlerIgnoresContext", testStopIsBoundedWhenHandlerIgnoresContext},
 	{"UnknownTypeStaysQueued", testUnknownTypeStaysQueued},
 	{"EnqueueStoresOptions", testEnqueueStoresOptions},
+	{"EnqueueManyStoresOptions", testEnqueueManyStoresOptions},
 	{"EnqueueIdempotencyKey", testEnqueueIdempotencyKey},
 	{"EnqueueTx", testEnqueueTx},
 	{"EnqueueRejectsOversizedInput", testEnqueueRejectsOversizedInput},
