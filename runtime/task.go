@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/leasegen/leasegen/runtime/leasetype"
@@ -94,8 +95,10 @@ func DecodePayload(t *Task, v any) error {
 // the same transaction; when a committed task already recorded it, fn is
 // skipped and t completes without doing the work again, with the result
 // "skipped: task N already did the work of idempotency key K" unless the
-// handler set one.
-func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context.Context, tx *sql.Tx) error) error {
+// handler set one. When ctx ends before the commit, the error says why:
+// errors.Is(err, ErrLeaseLost) after a lost lease.
+func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context.Context, tx *sql.Tx) error) (err error) {
+	defer func() { err = withCause(ctx, err) }()
 	if t.exec == nil {
 		return fmt.Errorf("%w: RunIdempotent called outside a worker", ErrInvalidTask)
 	}
@@ -126,4 +129,19 @@ func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context
 		return err
 	}
 	return tx.Commit()
+}
+
+// withCause names why ctx ended in an error that came after it did: a
+// statement that a lost lease cut short reports ErrLeaseLost (and a
+// stopping worker its own cause), not only the driver's "context
+// canceled". errors.Is still finds the original error.
+func withCause(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	cause := context.Cause(ctx)
+	if errors.Is(err, cause) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", cause, err)
 }
