@@ -40,6 +40,26 @@ FROM (
 ON CONFLICT (task_type, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET task_type = EXCLUDED.task_type
 RETURNING id, task_type, idempotency_key;
 
+-- name: TaskInsertManyUnkeyed :many
+-- TaskInsertMany for a batch without idempotency keys: without ON
+-- CONFLICT each row is a plain insert, not a speculative one (which costs
+-- every row a second WAL record to confirm it).
+INSERT INTO leasegen_tasks (
+  task_type, status, payload, priority, available_at, max_attempts,
+  owner_id, idempotency_key, metadata, created_at, updated_at
+)
+SELECT r.task_type, 'QUEUED', r.payload, r.priority,
+       COALESCE(to_timestamp(NULLIF(r.run_at_us, -1) / 1000000.0), now() + r.delay_us * interval '1 microsecond'),
+       r.max_attempts, r.owner_id, NULLIF(r.idempotency_key, ''), NULLIF(r.metadata, ''), now(), now()
+FROM (
+  SELECT unnest(@task_types::text[]) AS task_type, unnest(@payloads::bytea[]) AS payload,
+         unnest(@priorities::integer[]) AS priority, unnest(@run_ats_us::bigint[]) AS run_at_us,
+         unnest(@delays_us::bigint[]) AS delay_us, unnest(@max_attempts::integer[]) AS max_attempts,
+         unnest(@owner_ids::text[]) AS owner_id, unnest(@idempotency_keys::text[]) AS idempotency_key,
+         unnest(@metadatas::text[]) AS metadata
+) AS r
+RETURNING id, task_type, idempotency_key;
+
 -- name: TaskGet :one
 SELECT * FROM leasegen_tasks WHERE id = $1;
 

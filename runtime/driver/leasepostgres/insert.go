@@ -88,7 +88,7 @@ func (s *store) insertChunk(ctx context.Context, q driver.DBTX, chunk []driver.N
 		p.IdempotencyKeys = append(p.IdempotencyKeys, t.Key)
 		p.Metadatas = append(p.Metadatas, string(t.Metadata))
 	}
-	rows, err := s.q.TaskInsertMany(ctx, q, p)
+	rows, err := s.insertRows(ctx, q, p, len(first) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -105,4 +105,18 @@ func (s *store) insertChunk(ctx context.Context, q driver.DBTX, chunk []driver.N
 		ids[i] = leasetype.TaskID(rows[sentAt[i]].ID)
 	}
 	return ids, nil
+}
+
+// insertRows runs the batch's INSERT: with ON CONFLICT only when a row
+// has a key, since that clause makes every row's insert speculative.
+func (s *store) insertRows(ctx context.Context, q driver.DBTX, p pgdb.TaskInsertManyParams, keyed bool) ([]pgdb.TaskInsertManyRow, error) {
+	if keyed {
+		return s.q.TaskInsertMany(ctx, q, p)
+	}
+	unkeyed, err := s.q.TaskInsertManyUnkeyed(ctx, q, pgdb.TaskInsertManyUnkeyedParams(p))
+	rows := make([]pgdb.TaskInsertManyRow, len(unkeyed))
+	for i, r := range unkeyed {
+		rows[i] = pgdb.TaskInsertManyRow(r)
+	}
+	return rows, err
 }

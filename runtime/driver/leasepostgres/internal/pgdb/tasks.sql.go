@@ -560,6 +560,78 @@ func (q *Queries) TaskInsertMany(ctx context.Context, db DBTX, arg TaskInsertMan
 	return items, nil
 }
 
+const taskInsertManyUnkeyed = `-- name: TaskInsertManyUnkeyed :many
+INSERT INTO leasegen_tasks (
+  task_type, status, payload, priority, available_at, max_attempts,
+  owner_id, idempotency_key, metadata, created_at, updated_at
+)
+SELECT r.task_type, 'QUEUED', r.payload, r.priority,
+       COALESCE(to_timestamp(NULLIF(r.run_at_us, -1) / 1000000.0), now() + r.delay_us * interval '1 microsecond'),
+       r.max_attempts, r.owner_id, NULLIF(r.idempotency_key, ''), NULLIF(r.metadata, ''), now(), now()
+FROM (
+  SELECT unnest($1::text[]) AS task_type, unnest($2::bytea[]) AS payload,
+         unnest($3::integer[]) AS priority, unnest($4::bigint[]) AS run_at_us,
+         unnest($5::bigint[]) AS delay_us, unnest($6::integer[]) AS max_attempts,
+         unnest($7::text[]) AS owner_id, unnest($8::text[]) AS idempotency_key,
+         unnest($9::text[]) AS metadata
+) AS r
+RETURNING id, task_type, idempotency_key
+`
+
+type TaskInsertManyUnkeyedParams struct {
+	TaskTypes       []string
+	Payloads        [][]byte
+	Priorities      []int32
+	RunAtsUs        []int64
+	DelaysUs        []int64
+	MaxAttempts     []int32
+	OwnerIds        []string
+	IdempotencyKeys []string
+	Metadatas       []string
+}
+
+type TaskInsertManyUnkeyedRow struct {
+	ID             int64
+	TaskType       string
+	IdempotencyKey sql.NullString
+}
+
+// TaskInsertMany for a batch without idempotency keys: without ON
+// CONFLICT each row is a plain insert, not a speculative one (which costs
+// every row a second WAL record to confirm it).
+func (q *Queries) TaskInsertManyUnkeyed(ctx context.Context, db DBTX, arg TaskInsertManyUnkeyedParams) ([]TaskInsertManyUnkeyedRow, error) {
+	rows, err := db.QueryContext(ctx, taskInsertManyUnkeyed,
+		pq.Array(arg.TaskTypes),
+		pq.Array(arg.Payloads),
+		pq.Array(arg.Priorities),
+		pq.Array(arg.RunAtsUs),
+		pq.Array(arg.DelaysUs),
+		pq.Array(arg.MaxAttempts),
+		pq.Array(arg.OwnerIds),
+		pq.Array(arg.IdempotencyKeys),
+		pq.Array(arg.Metadatas),
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskInsertManyUnkeyedRow
+	for rows.Next() {
+		var i TaskInsertManyUnkeyedRow
+		if err := rows.Scan(&i.ID, &i.TaskType, &i.IdempotencyKey); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const taskLeasesExpired = `-- name: TaskLeasesExpired :one
 SELECT EXISTS (
   SELECT 1 FROM leasegen_tasks
