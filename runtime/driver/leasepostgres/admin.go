@@ -11,7 +11,7 @@ import (
 )
 
 func (s *store) List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
-	rows, err := s.q.TaskList(ctx, s.db, pgdb.TaskListParams{
+	rows, err := s.q.TaskList(ctx, s.arrays, pgdb.TaskListParams{
 		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeUs: micros(f.OlderThan), Lim: int32(f.Limit),
 		BeforeID: int64(f.BeforeID), IdempotencyKey: f.Key,
 	})
@@ -22,7 +22,7 @@ func (s *store) List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskI
 }
 
 func (s *store) RetryTask(ctx context.Context, id leasetype.TaskID) (bool, error) {
-	n, err := s.q.TaskRetry(ctx, s.db, pgdb.TaskRetryParams{ID: int64(id)})
+	n, err := s.q.TaskRetry(ctx, s.arrays, pgdb.TaskRetryParams{ID: int64(id)})
 	if err != nil {
 		return false, fmt.Errorf("leasegen: retry task %d: %w", id, err)
 	}
@@ -33,7 +33,7 @@ func (s *store) PurgeBatch(ctx context.Context, olderThan time.Duration, batch i
 	var n int64
 	err := s.retry(ctx, func() error {
 		var err error
-		n, err = s.q.TaskPurge(ctx, s.db, pgdb.TaskPurgeParams{AgeUs: micros(olderThan), Lim: int32(batch)})
+		n, err = s.q.TaskPurge(ctx, s.arrays, pgdb.TaskPurgeParams{AgeUs: micros(olderThan), Lim: int32(batch)})
 		return err
 	})
 	if err != nil {
@@ -71,17 +71,17 @@ func (s *store) sample(ctx context.Context, status leasetype.Status, limit int) 
 	n := int32(limit)
 	switch status {
 	case leasetype.StatusQueued:
-		rows, err := s.q.TaskSampleQueued(ctx, s.db, pgdb.TaskSampleQueuedParams{MaxRows: n})
+		rows, err := s.q.TaskSampleQueued(ctx, s.arrays, pgdb.TaskSampleQueuedParams{MaxRows: n})
 		return sqlbuild.Map(rows, func(r pgdb.TaskSampleQueuedRow) sqlbuild.SampleRow {
 			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
 		}), err
 	case leasetype.StatusRunning, leasetype.StatusCancelRequested:
-		rows, err := s.q.TaskSampleActive(ctx, s.db, pgdb.TaskSampleActiveParams{Status: string(status), MaxRows: n})
+		rows, err := s.q.TaskSampleActive(ctx, s.arrays, pgdb.TaskSampleActiveParams{Status: string(status), MaxRows: n})
 		return sqlbuild.Map(rows, func(r pgdb.TaskSampleActiveRow) sqlbuild.SampleRow {
 			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
 		}), err
 	}
-	rows, err := s.q.TaskSampleFinished(ctx, s.db, pgdb.TaskSampleFinishedParams{Status: string(status), MaxRows: n})
+	rows, err := s.q.TaskSampleFinished(ctx, s.arrays, pgdb.TaskSampleFinishedParams{Status: string(status), MaxRows: n})
 	return sqlbuild.Map(rows, func(r pgdb.TaskSampleFinishedRow) sqlbuild.SampleRow {
 		return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
 	}), err

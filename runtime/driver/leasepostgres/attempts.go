@@ -14,18 +14,18 @@ import (
 func (s *store) RecordAttempts(ctx context.Context, recs []driver.AttemptRecord, keep int) error {
 	return sqlbuild.RecordAttempts(ctx, s.retry, recs, keep,
 		func(r driver.AttemptRecord) error {
-			return s.q.AttemptInsert(ctx, s.db, pgdb.AttemptInsertParams{
+			return s.q.AttemptInsert(ctx, s.arrays, pgdb.AttemptInsertParams{
 				TaskID: int64(r.TaskID), Attempt: int32(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt,
 				Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
 			})
 		},
 		func(id leasetype.TaskID, upTo int) error {
-			return s.q.AttemptTrim(ctx, s.db, pgdb.AttemptTrimParams{TaskID: int64(id), Attempt: int32(upTo)})
+			return s.q.AttemptTrim(ctx, s.arrays, pgdb.AttemptTrimParams{TaskID: int64(id), Attempt: int32(upTo)})
 		})
 }
 
 func (s *store) Attempts(ctx context.Context, id leasetype.TaskID) ([]leasetype.AttemptInfo, error) {
-	rows, err := s.q.AttemptList(ctx, s.db, pgdb.AttemptListParams{TaskID: int64(id)})
+	rows, err := s.q.AttemptList(ctx, s.arrays, pgdb.AttemptListParams{TaskID: int64(id)})
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: read task %d's attempts: %w", id, err)
 	}
@@ -40,9 +40,9 @@ func (s *store) Attempts(ctx context.Context, id leasetype.TaskID) ([]leasetype.
 func (s *store) PurgeAttempts(ctx context.Context, batch int) (int, error) {
 	return sqlbuild.PurgeAttempts(ctx, s.retry, batch,
 		func() ([]int64, error) {
-			return s.q.AttemptOrphans(ctx, s.db, pgdb.AttemptOrphansParams{Limit: int32(batch)})
+			return s.q.AttemptOrphans(ctx, s.arrays, pgdb.AttemptOrphansParams{Limit: int32(batch)})
 		},
 		func(ids []int64) (int64, error) {
-			return s.q.AttemptDeleteTasks(ctx, s.db, pgdb.AttemptDeleteTasksParams{TaskIds: ids})
+			return s.q.AttemptDeleteTasks(ctx, s.arrays, pgdb.AttemptDeleteTasksParams{TaskIds: ids})
 		})
 }

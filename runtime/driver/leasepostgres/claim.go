@@ -45,7 +45,7 @@ func (s *store) claimOne(ctx context.Context, req driver.ClaimRequest) ([]driver
 		p.LeaseTypes = append(p.LeaseTypes, t)
 		p.LeaseUs = append(p.LeaseUs, micros(d))
 	}
-	rows, err := s.q.TaskClaim(ctx, s.db, p)
+	rows, err := s.q.TaskClaim(ctx, s.arrays, p)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (s *store) claimLimited(ctx context.Context, tx *sql.Tx, req driver.ClaimRe
 	}
 	claimed, groups := sqlbuild.LeaseGroups(req, picked)
 	for lease, group := range groups {
-		err = s.q.TaskClaimMark(ctx, tx, pgdb.TaskClaimMarkParams{LeaseOwner: req.Owner, LeaseUs: micros(lease), Ids: group})
+		err = s.q.TaskClaimMark(ctx, nativeArrays{tx}, pgdb.TaskClaimMarkParams{LeaseOwner: req.Owner, LeaseUs: micros(lease), Ids: group})
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +89,7 @@ func (pgClaimSource) PausedTypes(context.Context) ([]string, error) { return nil
 
 // LockLimits locks the limit rows; the worker created them at start.
 func (c pgClaimSource) LockLimits(ctx context.Context, scopes []string) error {
-	locked, err := c.s.q.LimitLock(ctx, c.tx, pgdb.LimitLockParams{Scopes: scopes})
+	locked, err := c.s.q.LimitLock(ctx, nativeArrays{c.tx}, pgdb.LimitLockParams{Scopes: scopes})
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (c pgClaimSource) RunningByType(ctx context.Context) (map[string]int, error
 }
 
 func (c pgClaimSource) Candidates(ctx context.Context, types []string, limit int) ([]sqlbuild.Candidate, error) {
-	rows, err := c.s.q.TaskClaimCandidates(ctx, c.tx, pgdb.TaskClaimCandidatesParams{TaskTypes: types, Lim: int32(limit)})
+	rows, err := c.s.q.TaskClaimCandidates(ctx, nativeArrays{c.tx}, pgdb.TaskClaimCandidatesParams{TaskTypes: types, Lim: int32(limit)})
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func (s *store) insertChunk(ctx context.Context, q driver.DBTX, chunk []driver.N
 		p.IdempotencyKeys = append(p.IdempotencyKeys, t.Key)
 		p.Metadatas = append(p.Metadatas, string(t.Metadata))
 	}
-	rows, err := s.insertRows(ctx, q, p, len(first) > 0)
+	rows, err := s.insertRows(ctx, nativeArrays{q}, p, len(first) > 0)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func (s *store) Renew(ctx context.Context, owner string, lease time.Duration, re
 	var rows []pgdb.TaskRenewManyRow
 	err := s.retry(ctx, func() error {
 		var err error
-		rows, err = s.q.TaskRenewMany(ctx, s.db, pgdb.TaskRenewManyParams{LeaseUs: micros(lease), LeaseOwner: owner, Ids: refIDs(refs)})
+		rows, err = s.q.TaskRenewMany(ctx, s.arrays, pgdb.TaskRenewManyParams{LeaseUs: micros(lease), LeaseOwner: owner, Ids: refIDs(refs)})
 		return err
 	})
 	if err != nil {
@@ -73,7 +73,7 @@ func (s *store) CompleteMany(ctx context.Context, owner string, reqs []driver.Co
 	var done []int64
 	err := s.retry(ctx, func() error {
 		var err error
-		done, err = s.q.TaskCompleteMany(ctx, s.db, p)
+		done, err = s.q.TaskCompleteMany(ctx, s.arrays, p)
 		return err
 	})
 	if err != nil {
@@ -95,7 +95,7 @@ func (s *store) Fail(ctx context.Context, owner string, ref driver.LeaseRef, f d
 	if f.Retry {
 		next = leasetype.StatusQueued
 	}
-	n, err := s.q.TaskFail(ctx, s.db, pgdb.TaskFailParams{
+	n, err := s.q.TaskFail(ctx, s.arrays, pgdb.TaskFailParams{
 		NextStatus: string(next), BackoffUs: micros(f.Backoff), LastError: sqlbuild.NullString(f.Message),
 		ID: int64(ref.ID), LeaseOwner: owner, Attempt: int32(ref.Attempt),
 	})
@@ -106,7 +106,7 @@ func (s *store) Fail(ctx context.Context, owner string, ref driver.LeaseRef, f d
 }
 
 func (s *store) Release(ctx context.Context, owner string, ref driver.LeaseRef, delay time.Duration) (bool, error) {
-	n, err := s.q.TaskRelease(ctx, s.db, pgdb.TaskReleaseParams{
+	n, err := s.q.TaskRelease(ctx, s.arrays, pgdb.TaskReleaseParams{
 		DelayUs: micros(delay), ID: int64(ref.ID), LeaseOwner: owner, Attempt: int32(ref.Attempt),
 	})
 	if err != nil {
@@ -119,7 +119,7 @@ func (s *store) ReleaseUnstarted(ctx context.Context, owner string, refs []drive
 	var n int64
 	err := s.retry(ctx, func() error {
 		var err error
-		n, err = s.q.TaskReleaseUnstarted(ctx, s.db, pgdb.TaskReleaseUnstartedParams{LeaseOwner: owner, Ids: refIDs(refs), Attempts: refAttempts(refs)})
+		n, err = s.q.TaskReleaseUnstarted(ctx, s.arrays, pgdb.TaskReleaseUnstartedParams{LeaseOwner: owner, Ids: refIDs(refs), Attempts: refAttempts(refs)})
 		return err
 	})
 	if err != nil {
@@ -142,7 +142,7 @@ func (s *store) RecoverBatch(ctx context.Context, batch int) ([]driver.Recovered
 	var rows []pgdb.TaskRecoverRow
 	err := s.retry(ctx, func() error {
 		var err error
-		rows, err = s.q.TaskRecover(ctx, s.db, pgdb.TaskRecoverParams{Lim: int32(batch)})
+		rows, err = s.q.TaskRecover(ctx, s.arrays, pgdb.TaskRecoverParams{Lim: int32(batch)})
 		return err
 	})
 	if err != nil {

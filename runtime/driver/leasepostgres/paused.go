@@ -11,10 +11,10 @@ import (
 func (s *store) SetPaused(ctx context.Context, taskType string, paused bool) (bool, error) {
 	return sqlbuild.SetPaused(ctx, s.retry, taskType, paused,
 		func() (int64, error) {
-			return s.q.PausedTypeInsert(ctx, s.db, pgdb.PausedTypeInsertParams{TaskType: taskType})
+			return s.q.PausedTypeInsert(ctx, s.arrays, pgdb.PausedTypeInsertParams{TaskType: taskType})
 		},
 		func() (int64, error) {
-			return s.q.PausedTypeDelete(ctx, s.db, pgdb.PausedTypeDeleteParams{TaskType: taskType})
+			return s.q.PausedTypeDelete(ctx, s.arrays, pgdb.PausedTypeDeleteParams{TaskType: taskType})
 		})
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 func (s *store) Probe(ctx context.Context, types, schedules []string) (driver.Probe, error) {
-	r, err := s.q.TaskProbe(ctx, s.db, pgdb.TaskProbeParams{TaskTypes: types, ScheduleNames: schedules})
+	r, err := s.q.TaskProbe(ctx, s.arrays, pgdb.TaskProbeParams{TaskTypes: types, ScheduleNames: schedules})
 	if err != nil {
 		return driver.Probe{}, fmt.Errorf("leasegen: look for claimable tasks and due schedules: %w", err)
 	}
@@ -125,16 +125,16 @@ func (s *store) Schedules(ctx context.Context) ([]leasetype.ScheduleInfo, time.T
 func (s *store) SetSchedulePaused(ctx context.Context, name string, paused bool) (bool, error) {
 	return sqlbuild.SetSchedulePaused(ctx, s.retry, name, paused,
 		func() (int64, error) {
-			return s.q.ScheduleSetPaused(ctx, s.db, pgdb.ScheduleSetPausedParams{Name: name, Paused: paused})
+			return s.q.ScheduleSetPaused(ctx, s.arrays, pgdb.ScheduleSetPausedParams{Name: name, Paused: paused})
 		},
 		func() (bool, error) {
-			rows, err := s.q.ScheduleGet(ctx, s.db, pgdb.ScheduleGetParams{Name: name})
+			rows, err := s.q.ScheduleGet(ctx, s.arrays, pgdb.ScheduleGetParams{Name: name})
 			return len(rows) > 0, err
 		})
 }
 
 func (s *store) DeleteSchedule(ctx context.Context, name string) (bool, error) {
-	n, err := s.q.ScheduleDelete(ctx, s.db, pgdb.ScheduleDeleteParams{Name: name})
+	n, err := s.q.ScheduleDelete(ctx, s.arrays, pgdb.ScheduleDeleteParams{Name: name})
 	if err != nil {
 		return false, fmt.Errorf("leasegen: delete schedule %q: %w", name, err)
 	}

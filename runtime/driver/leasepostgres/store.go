@@ -40,9 +40,11 @@ var ErrServerTooOld = errors.New("leasegen: PostgreSQL 13 or newer is needed")
 
 // store runs the lease protocol on PostgreSQL.
 type store struct {
-	db    *sql.DB
-	q     *pgdb.Queries
-	hooks driver.Hooks
+	db *sql.DB
+	// arrays is db for sqlc's queries: it passes their arrays as slices.
+	arrays nativeArrays
+	q      *pgdb.Queries
+	hooks  driver.Hooks
 	*wakeups
 
 	mu      sync.Mutex
@@ -52,7 +54,7 @@ type store struct {
 // New returns the driver on db, a pool opened with the pgx driver (Open, or
 // sql.Open("pgx", dsn) after importing github.com/jackc/pgx/v5/stdlib).
 func New(db *sql.DB) driver.Driver {
-	s := &store{db: db, q: pgdb.New()}
+	s := &store{db: db, arrays: nativeArrays{db}, q: pgdb.New()}
 	s.wakeups = newWakeups(db)
 	return s
 }
@@ -140,7 +142,7 @@ func conflict(err error) bool {
 }
 
 func (s *store) Get(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error) {
-	row, err := s.q.TaskGet(ctx, s.db, pgdb.TaskGetParams{ID: int64(id)})
+	row, err := s.q.TaskGet(ctx, s.arrays, pgdb.TaskGetParams{ID: int64(id)})
 	if errors.Is(err, sql.ErrNoRows) {
 		return leasetype.TaskInfo{}, fmt.Errorf("%w: id %d", leasetype.ErrTaskNotFound, id)
 	}
@@ -151,7 +153,7 @@ func (s *store) Get(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInf
 }
 
 func (s *store) ListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error) {
-	rows, err := s.q.TaskListByOwner(ctx, s.db, pgdb.TaskListByOwnerParams{
+	rows, err := s.q.TaskListByOwner(ctx, s.arrays, pgdb.TaskListByOwnerParams{
 		OwnerID: owner, Statuses: sqlbuild.StatusStrings(statuses), Lim: int32(limit),
 	})
 	if err != nil {
@@ -161,7 +163,7 @@ func (s *store) ListByOwner(ctx context.Context, owner string, statuses []leaset
 }
 
 func (s *store) RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, error) {
-	n, err := s.q.TaskCancelRequest(ctx, s.db, pgdb.TaskCancelRequestParams{ID: int64(id)})
+	n, err := s.q.TaskCancelRequest(ctx, s.arrays, pgdb.TaskCancelRequestParams{ID: int64(id)})
 	if err != nil {
 		return false, fmt.Errorf("leasegen: cancel task %d: %w", id, err)
 	}
@@ -170,7 +172,7 @@ func (s *store) RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, e
 
 func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {
 	for _, scope := range scopes {
-		if err := s.q.LimitEnsure(ctx, s.db, pgdb.LimitEnsureParams{Scope: scope}); err != nil {
+		if err := s.q.LimitEnsure(ctx, s.arrays, pgdb.LimitEnsureParams{Scope: scope}); err != nil {
 			return fmt.Errorf("leasegen: create limit row %q: %w", scope, err)
 		}
 	}

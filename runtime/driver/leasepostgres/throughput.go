@@ -22,7 +22,7 @@ func (s *store) RollupThroughput(ctx context.Context, settle, keep time.Duration
 			return now.UTC(), last.UTC(), err
 		},
 		func(from, to time.Time) ([]sqlbuild.FinishedGroup, error) {
-			rows, err := s.q.ThroughputCount(ctx, s.db, pgdb.ThroughputCountParams{FromAt: from, ToAt: to})
+			rows, err := s.q.ThroughputCount(ctx, s.arrays, pgdb.ThroughputCountParams{FromAt: from, ToAt: to})
 			return sqlbuild.Map(rows, func(r pgdb.ThroughputCountRow) sqlbuild.FinishedGroup {
 				return sqlbuild.FinishedGroup{Type: r.TaskType, Status: r.Status, Minute: r.Minute, Tasks: r.Tasks}
 			}), err
@@ -47,7 +47,7 @@ func (s *store) Throughput(ctx context.Context, window time.Duration) ([]leasety
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: read the database's clock: %w", err)
 	}
-	rows, err := s.q.ThroughputList(ctx, s.db, pgdb.ThroughputListParams{Since: now.Add(-window)})
+	rows, err := s.q.ThroughputList(ctx, s.arrays, pgdb.ThroughputListParams{Since: now.Add(-window)})
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: read the tasks finished per minute: %w", err)
 	}

@@ -39,14 +39,14 @@ func (s *store) RegisterWorker(ctx context.Context, r driver.WorkerRegistration,
 }
 
 func (s *store) RenewWorker(ctx context.Context, r driver.WorkerRegistration) (bool, error) {
-	n, err := s.q.WorkerRenew(ctx, s.db, pgdb.WorkerRenewParams{TtlUs: micros(r.TTL), WorkerID: r.ID})
+	n, err := s.q.WorkerRenew(ctx, s.arrays, pgdb.WorkerRenewParams{TtlUs: micros(r.TTL), WorkerID: r.ID})
 	if err != nil {
 		return false, fmt.Errorf("leasegen: renew worker %q's row: %w", r.ID, err)
 	}
 	if n > 0 {
 		return true, nil
 	}
-	n, err = s.q.WorkerInsert(ctx, s.db, workerRow(r))
+	n, err = s.q.WorkerInsert(ctx, s.arrays, workerRow(r))
 	if err != nil {
 		return false, fmt.Errorf("leasegen: register worker %q again: %w", r.ID, err)
 	}
@@ -57,7 +57,7 @@ func (s *store) RenewWorker(ctx context.Context, r driver.WorkerRegistration) (b
 }
 
 func (s *store) UnregisterWorker(ctx context.Context, id string) error {
-	if err := s.q.WorkerDelete(ctx, s.db, pgdb.WorkerDeleteParams{WorkerID: id}); err != nil {
+	if err := s.q.WorkerDelete(ctx, s.arrays, pgdb.WorkerDeleteParams{WorkerID: id}); err != nil {
 		return fmt.Errorf("leasegen: delete worker %q's row: %w", id, err)
 	}
 	return nil
