@@ -79,7 +79,11 @@ func (s *store) insertChunk(ctx context.Context, q driver.DBTX, chunk []driver.N
 			runAt = t.RunAt.UnixMicro()
 		}
 		p.TaskTypes = append(p.TaskTypes, t.Type)
-		p.Payloads = append(p.Payloads, t.Payload)
+		payload := t.Payload
+		if payload == nil {
+			payload = []byte{} // a nil element of a bytea[] would be NULL
+		}
+		p.Payloads = append(p.Payloads, payload)
 		p.Priorities = append(p.Priorities, int32(t.Priority))
 		p.RunAtsUs = append(p.RunAtsUs, runAt)
 		p.DelaysUs = append(p.DelaysUs, micros(t.Delay))
