@@ -168,7 +168,8 @@ func multiRowInsert(tasks []driver.NewTask) (string, []any) {
 		switch {
 		case !t.RunAt.IsZero():
 			instant = "?"
-			args = append(args, mysqlTime(t.RunAt), mysqlTime(t.RunAt))
+			runAt := mysqlTime(t.RunAt)
+			args = append(args, runAt, runAt)
 		case t.Delay != 0:
 			instant = "NOW(3) + INTERVAL " + strconv.FormatInt(micros(t.Delay), 10) + " MICROSECOND"
 		}

@@ -73,7 +73,7 @@ func (s *store) FireSchedules(ctx context.Context, names []string, plan func(tim
 			if err != nil {
 				return fmt.Errorf("leasegen: read the database's clock: %w", err)
 			}
-			locked, err := s.q.ScheduleLockDue(ctx, tx, pgdb.ScheduleLockDueParams{Names: names, Now: now})
+			locked, err := s.q.ScheduleLockDue(ctx, nativeArrays{tx}, pgdb.ScheduleLockDueParams{Names: names, Now: now})
 			if err != nil {
 				return fmt.Errorf("leasegen: lock due schedules: %w", err)
 			}

@@ -68,13 +68,9 @@ func (s *store) insertAll(ctx context.Context, q driver.DBTX, tasks []driver.New
 			continue
 		}
 		t := tasks[i]
-		var runAt any
-		if !t.RunAt.IsZero() {
-			runAt = t.RunAt.UnixMilli()
-		}
 		id, err := s.q.TaskInsert(ctx, q, sqlitedb.TaskInsertParams{
 			TaskType: t.Type, Payload: t.Payload, Priority: int64(t.Priority),
-			RunAtMs: runAt, DelayMs: millis(t.Delay), MaxAttempts: int64(t.MaxAttempts),
+			RunAtMs: runAtMillis(t), DelayMs: millis(t.Delay), MaxAttempts: int64(t.MaxAttempts),
 			OwnerID: t.OwnerID, IdempotencyKey: sqlbuild.NullString(t.Key),
 			Metadata: sqlbuild.NullString(string(t.Metadata)),
 		})
@@ -85,6 +81,15 @@ func (s *store) insertAll(ctx context.Context, q driver.DBTX, tasks []driver.New
 		i++
 	}
 	return ids, nil
+}
+
+// runAtMillis is t's run-at instant in Unix milliseconds, or nil (NULL)
+// when it has none.
+func runAtMillis(t driver.NewTask) any {
+	if t.RunAt.IsZero() {
+		return nil
+	}
+	return t.RunAt.UnixMilli()
 }
 
 // unkeyedRun is how many of the first tasks, at most insertRunRows, have no
@@ -135,12 +140,8 @@ func insertRun(ctx context.Context, tx *sql.Tx, tasks []driver.NewTask, ids []le
 			b.WriteByte(',')
 		}
 		b.WriteString(insertRunRow)
-		var runAt any
-		if !t.RunAt.IsZero() {
-			runAt = t.RunAt.UnixMilli()
-		}
 		ids[i] = leasetype.TaskID(next + int64(i))
-		args = append(args, next+int64(i), t.Type, t.Payload, int64(t.Priority), runAt, millis(t.Delay),
+		args = append(args, next+int64(i), t.Type, t.Payload, int64(t.Priority), runAtMillis(t), millis(t.Delay),
 			int64(t.MaxAttempts), t.OwnerID, sqlbuild.NullString(string(t.Metadata)))
 	}
 	b.WriteString(insertRunTail)
