@@ -259,7 +259,7 @@ func (p *poller) claimAndStart(ctx context.Context, req driver.ClaimRequest) (in
 func (p *poller) startClaimed(ctx context.Context, claimed []driver.ClaimedTask, claimStart time.Time, req driver.ClaimRequest) int {
 	now := p.clock.Now()
 	var late []driver.LeaseRef
-	live := claimed[:0:0]
+	live := claimed[:0] // filtered in place: a claim of 1,000 is 180 KB
 	for _, c := range claimed {
 		lease := req.LeaseFor(c.Type)
 		if now.Before(claimStart.Add(lease - lease/10)) {

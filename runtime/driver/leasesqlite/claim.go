@@ -49,7 +49,11 @@ func (s *store) claimScanned(ctx context.Context, req driver.ClaimRequest) ([]dr
 		if err != nil {
 			return nil, err
 		}
-		claimed = append(claimed, taken...)
+		if claimed == nil {
+			claimed = taken // the usual single round: no copy
+		} else {
+			claimed = append(claimed, taken...)
+		}
 		if len(taken) == len(scanned) || len(scanned) < want {
 			break // all taken, or the queue has no more
 		}

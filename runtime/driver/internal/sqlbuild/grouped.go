@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -117,8 +118,12 @@ func WriteAttemptFence(b *Statement, refs []driver.LeaseRef) {
 	b.WriteByte(')')
 }
 
-// byAttempt groups refs by attempt, in order of first appearance.
+// byAttempt groups refs by attempt, in order of first appearance. A batch
+// of one attempt, the usual case, is its own group.
 func byAttempt(refs []driver.LeaseRef) [][]driver.LeaseRef {
+	if len(refs) > 0 && !slices.ContainsFunc(refs, func(r driver.LeaseRef) bool { return r.Attempt != refs[0].Attempt }) {
+		return [][]driver.LeaseRef{refs}
+	}
 	var groups [][]driver.LeaseRef
 	index := map[int]int{}
 	for _, r := range refs {

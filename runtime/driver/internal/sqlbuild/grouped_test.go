@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/leasegen/leasegen/runtime/driver"
 )
 
@@ -31,6 +33,29 @@ func TestGroupedStatementsNumberTheirPlaceholders(t *testing.T) {
 		}
 		if regexp.MustCompile(`\?`).MatchString(query) {
 			t.Errorf("%s: a ? left in a numbered dialect's statement:\n%s", name, query)
+		}
+	}
+}
+
+// The attempt fence names each attempt once, with its ids in the order
+// they came: one group for a batch of one attempt, the usual case.
+func TestAttemptFenceGroupsByAttempt(t *testing.T) {
+	for _, c := range []struct {
+		refs []driver.LeaseRef
+		want string
+		args []any
+	}{
+		{[]driver.LeaseRef{{ID: 1, Attempt: 1}, {ID: 2, Attempt: 1}}, "((attempt = ? AND id IN (?,?)))", []any{1, int64(1), int64(2)}},
+		{[]driver.LeaseRef{{ID: 1, Attempt: 1}, {ID: 2, Attempt: 2}, {ID: 3, Attempt: 1}},
+			"((attempt = ? AND id IN (?,?)) OR (attempt = ? AND id IN (?)))", []any{1, int64(1), int64(3), 2, int64(2)}},
+	} {
+		b := NewStatement(Dialect{Param: QuestionMark}, 0)
+		WriteAttemptFence(b, c.refs)
+		if b.String() != c.want {
+			t.Errorf("fence of %v = %s, want %s", c.refs, b.String(), c.want)
+		}
+		if diff := cmp.Diff(c.args, b.Args); diff != "" {
+			t.Errorf("fence of %v binds (-want +got):\n%s", c.refs, diff)
 		}
 	}
 }
