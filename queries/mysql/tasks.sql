@@ -13,6 +13,12 @@ INSERT INTO leasegen_tasks (
 )
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id);
 
+-- name: TaskIDsSince :many
+-- A batch's ids, read back in the batch's transaction: a REPEATABLE READ
+-- snapshot taken before the insert sees no other transaction's row at or
+-- above the batch's first id (see insertSnapshot).
+SELECT id FROM leasegen_tasks WHERE id >= sqlc.arg(first_id) ORDER BY id LIMIT ?;
+
 -- name: TaskGet :one
 SELECT * FROM leasegen_tasks WHERE id = ?;
 

@@ -88,6 +88,62 @@ func testEnqueueManyStoresOptions(t *testing.T, b *Bundle) {
 	}
 }
 
+// Batches enqueued at once, beside one-at-a-time enqueues, each get the
+// ids of their own rows, in order: the ids an engine hands a statement's
+// rows need not be consecutive (MySQL 8's innodb_autoinc_lock_mode 2).
+func testEnqueueManyConcurrentIDs(t *testing.T, b *Bundle) {
+	const goroutines, batches, rows = 4, 3, 150
+	want := map[runtime.TaskID]string{} // id -> payload
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for n := range batches {
+				reqs := make([]runtime.Request, rows)
+				for i := range reqs {
+					reqs[i] = runtime.Request{Type: "race-batch", Payload: fmt.Appendf(nil, `{"g":%d,"b":%d,"i":%d}`, g, n, i)}
+				}
+				ids, err := b.Client.EnqueueMany(bg, reqs)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for i, id := range ids {
+					want[id] = string(reqs[i].Payload)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 60 {
+			if _, err := b.Client.Enqueue(bg, "race-one", []byte(`{}`)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	if len(want) != goroutines*batches*rows {
+		t.Fatalf("%d distinct ids for %d rows", len(want), goroutines*batches*rows)
+	}
+	rowsRead, err := b.DB.Query("SELECT id, payload FROM leasegen_tasks WHERE task_type = 'race-batch'")
+	dbtest.Must(t, "read the batches", err)
+	defer rowsRead.Close()
+	got := map[runtime.TaskID]string{}
+	for rowsRead.Next() {
+		var id runtime.TaskID
+		var payload []byte
+		dbtest.Must(t, "scan", rowsRead.Scan(&id, &payload))
+		got[id] = string(payload)
+	}
+	dbtest.Must(t, "read the batches", rowsRead.Err())
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("returned ids against stored rows (-returned +stored):\n%s", diff)
+	}
+}
+
 func testEnqueueIdempotencyKey(t *testing.T, b *Bundle) {
 	first := b.Enqueue(t, "a", runtime.WithIdempotencyKey("same"))
 	if again := b.Enqueue(t, "a", runtime.WithIdempotencyKey("same")); again != first {

@@ -99,6 +99,7 @@ var bundleCases = []struct {
 	{"UnknownTypeStaysQueued", testUnknownTypeStaysQueued},
 	{"EnqueueStoresOptions", testEnqueueStoresOptions},
 	{"EnqueueManyStoresOptions", testEnqueueManyStoresOptions},
+	{"EnqueueManyConcurrentIDs", testEnqueueManyConcurrentIDs},
 	{"EnqueueIdempotencyKey", testEnqueueIdempotencyKey},
 	{"EnqueueTx", testEnqueueTx},
 	{"EnqueueRejectsOversizedInput", testEnqueueRejectsOversizedInput},

@@ -3,6 +3,7 @@ package leasemysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -45,19 +46,36 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 		}
 		return []leasetype.TaskID{leasetype.TaskID(id)}, nil
 	}
-	if _, ok := q.(*sql.DB); ok && len(tasks) > 1 {
-		var ids []leasetype.TaskID
-		err := s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
-			var err error
-			ids, err = s.insertChunks(ctx, tx, tasks)
-			return err
-		})
-		return ids, err
+	if _, ok := q.(*sql.DB); !ok {
+		return s.insertChunks(ctx, q, tasks, false)
 	}
-	return s.insertChunks(ctx, q, tasks)
+	// MySQL names a multi-row INSERT's first id only; a batch without keys
+	// in a transaction of its own reads the others back (insertSnapshot).
+	snapshot := !s.returning && !anyKey(tasks)
+	level := sql.LevelReadCommitted
+	if snapshot {
+		level = sql.LevelRepeatableRead
+	}
+	var ids []leasetype.TaskID
+	err := s.boundedTxAt(ctx, claimSessionIdle, level, func(tx *sql.Tx) error {
+		if snapshot {
+			// Any read of an InnoDB table takes the transaction's snapshot.
+			var one int
+			if err := tx.QueryRowContext(ctx, "SELECT 1 FROM leasegen_tasks LIMIT 1").Scan(&one); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("leasegen: enqueue batch of %d: %w", len(tasks), err)
+			}
+		}
+		var err error
+		ids, err = s.insertChunks(ctx, tx, tasks, snapshot)
+		return err
+	})
+	return ids, err
 }
 
-func (s *store) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+// insertChunks writes tasks in statements of at most insertChunkRows rows
+// and insertChunkBytes of payload. snapshot says that q is a REPEATABLE
+// READ transaction of its own whose snapshot was taken before the first.
+func (s *store) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.NewTask, snapshot bool) ([]leasetype.TaskID, error) {
 	ids := make([]leasetype.TaskID, 0, len(tasks))
 	for len(tasks) > 0 {
 		n, size := 0, 0
@@ -66,7 +84,7 @@ func (s *store) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.
 			size += len(tasks[n].Payload)
 			n++
 		}
-		chunkIDs, err := s.insertChunk(ctx, q, tasks[:n])
+		chunkIDs, err := s.insertChunk(ctx, q, tasks[:n], snapshot)
 		if err != nil {
 			return nil, fmt.Errorf("leasegen: enqueue batch of %d: %w", len(tasks), err)
 		}
@@ -77,13 +95,17 @@ func (s *store) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.
 }
 
 // insertChunk writes one statement where the server can name the new ids:
-// MariaDB through RETURNING, MySQL through LAST_INSERT_ID when its
-// auto-increment lock mode makes a statement's ids consecutive and no row can
-// hit an existing key. Otherwise each row gets its own statement.
-func (s *store) insertChunk(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+// MariaDB through RETURNING; MySQL through LAST_INSERT_ID and a read-back in
+// the batch's own snapshot, or through LAST_INSERT_ID alone when its
+// auto-increment settings make a statement's ids consecutive; in both
+// cases only when no row can hit an existing key. Otherwise each row gets
+// its own statement.
+func (s *store) insertChunk(ctx context.Context, q driver.DBTX, tasks []driver.NewTask, snapshot bool) ([]leasetype.TaskID, error) {
 	switch {
 	case s.returning:
 		return s.insertReturning(ctx, q, tasks)
+	case snapshot:
+		return s.insertSnapshot(ctx, q, tasks)
 	case s.consecutiveIDs && !anyKey(tasks):
 		return s.insertConsecutive(ctx, q, tasks)
 	default:
@@ -111,6 +133,37 @@ func (s *store) insertReturning(ctx context.Context, q driver.DBTX, tasks []driv
 	}
 	if len(ids) != len(tasks) {
 		return nil, fmt.Errorf("insert returned %d ids for %d rows", len(ids), len(tasks))
+	}
+	return ids, nil
+}
+
+// insertSnapshot inserts tasks, none with a key, in one statement and
+// reads their ids back. Auto-increment values only grow, so every id at or
+// above the statement's first was handed out after the transaction's
+// snapshot, and the only such rows the snapshot shows are the
+// transaction's own: the batch's, in the order of its rows, whether or not
+// another session's inserts took ids in between (innodb_autoinc_lock_mode
+// 2, MySQL 8's default) or auto_increment_increment spaces them.
+func (s *store) insertSnapshot(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	query, args := multiRowInsert(tasks)
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	first, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	got, err := s.q.TaskIDsSince(ctx, q, mysqldb.TaskIDsSinceParams{FirstID: first, Limit: int32(len(tasks))})
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != len(tasks) {
+		return nil, fmt.Errorf("read back %d ids for %d rows", len(got), len(tasks))
+	}
+	ids := make([]leasetype.TaskID, len(got))
+	for i, id := range got {
+		ids[i] = leasetype.TaskID(id)
 	}
 	return ids, nil
 }

@@ -56,7 +56,12 @@ func (s *store) BeginExecutionTx(ctx context.Context, lease time.Duration) (*sql
 // boundedTx runs fn in a READ COMMITTED transaction whose session the server
 // ends after idle without a statement (see claimSessionIdle).
 func (s *store) boundedTx(ctx context.Context, idle time.Duration, fn func(tx *sql.Tx) error) error {
-	tx, done, err := s.beginBounded(ctx, idle, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	return s.boundedTxAt(ctx, idle, sql.LevelReadCommitted, fn)
+}
+
+// boundedTxAt is boundedTx at the isolation level level.
+func (s *store) boundedTxAt(ctx context.Context, idle time.Duration, level sql.IsolationLevel, fn func(tx *sql.Tx) error) error {
+	tx, done, err := s.beginBounded(ctx, idle, &sql.TxOptions{Isolation: level})
 	if err != nil {
 		return err
 	}

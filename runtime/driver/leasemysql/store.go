@@ -44,7 +44,7 @@ type store struct {
 	// batch's ids in one statement.
 	returning bool
 	// consecutiveIDs is true when a multi-row INSERT gets consecutive ids
-	// (innodb_autoinc_lock_mode 0 or 1).
+	// (innodb_autoinc_lock_mode 0 or 1, auto_increment_increment 1).
 	consecutiveIDs bool
 	// idleVariable is the session variable that bounds an idle
 	// transaction (idleTimeoutVariable).
@@ -97,13 +97,13 @@ func (s *store) Check(ctx context.Context) error {
 	var (
 		version, tz, systemTZ    string
 		offsetSeconds, maxPacket int64
-		lockMode                 int
+		lockMode, increment      int
 		probe                    time.Time
 	)
 	err := s.db.QueryRowContext(ctx, `SELECT VERSION(), @@session.time_zone, @@system_time_zone,
-		TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@innodb_autoinc_lock_mode,
+		TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@innodb_autoinc_lock_mode, @@auto_increment_increment,
 		CAST('2000-01-01 00:00:00' AS DATETIME), @@max_allowed_packet`).
-		Scan(&version, &tz, &systemTZ, &offsetSeconds, &lockMode, &probe, &maxPacket)
+		Scan(&version, &tz, &systemTZ, &offsetSeconds, &lockMode, &increment, &probe, &maxPacket)
 	if err != nil {
 		if isScanTimeError(err) {
 			return fmt.Errorf("leasegen: the MySQL DSN needs parseTime=true: %w", err)
@@ -120,7 +120,7 @@ func (s *store) Check(ctx context.Context) error {
 		return fmt.Errorf("leasegen: checking the MySQL session: %w", err)
 	}
 	s.returning = isMariaDB(version)
-	s.consecutiveIDs = lockMode <= 1
+	s.consecutiveIDs = lockMode <= 1 && increment == 1
 	s.maxPayload = escapedLimit(maxPacket)
 	s.checked = true
 	return nil

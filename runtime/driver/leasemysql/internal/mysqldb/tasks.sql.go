@@ -407,6 +407,41 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 	return i, err
 }
 
+const taskIDsSince = `-- name: TaskIDsSince :many
+SELECT id FROM leasegen_tasks WHERE id >= ? ORDER BY id LIMIT ?
+`
+
+type TaskIDsSinceParams struct {
+	FirstID int64
+	Limit   int32
+}
+
+// A batch's ids, read back in the batch's transaction: a REPEATABLE READ
+// snapshot taken before the insert sees no other transaction's row at or
+// above the batch's first id (see insertSnapshot).
+func (q *Queries) TaskIDsSince(ctx context.Context, db DBTX, arg TaskIDsSinceParams) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, taskIDsSince, arg.FirstID, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const taskInsert = `-- name: TaskInsert :execlastid
 INSERT INTO leasegen_tasks (
   task_type, status, payload, priority, due_priority, available_at, due_at,
