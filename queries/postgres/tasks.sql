@@ -159,6 +159,22 @@ WHERE t.id = r.id
   AND t.lease_until > now()
 RETURNING t.id;
 
+-- name: TaskCompleteManyAttempt :many
+-- TaskCompleteMany for the usual batch, every execution at one attempt and
+-- none with a result: the ids as one array the primary key looks up,
+-- without the join (a tenth to a fifth of the statement).
+UPDATE leasegen_tasks SET
+  status = 'SUCCESS',
+  result = NULL,
+  finished_at = now(),
+  updated_at = now()
+WHERE id = ANY(@ids::bigint[])
+  AND attempt = @attempt
+  AND lease_owner = @lease_owner
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > now()
+RETURNING id;
+
 -- name: TaskFail :execrows
 -- next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
 -- cancellation was requested ends CANCELLED either way.

@@ -3,6 +3,7 @@ package drivertest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -311,6 +312,29 @@ func testCompleteManyFencesEachRow(t *testing.T, b *Bundle) {
 		if info.Status != w.status || info.Result != w.result {
 			t.Errorf("task %d: %s %q, want %s %q", id, info.Status, info.Result, w.status, w.result)
 		}
+	}
+
+	// The usual batch, every execution at one attempt and none with a
+	// result, which an engine may write another way, is fenced the same.
+	var plain []driver.CompletionRequest
+	for range 3 {
+		b.Enqueue(t, "b")
+	}
+	for _, c := range b.Claim(t, "w", 3, "b") {
+		plain = append(plain, driver.CompletionRequest{Ref: driver.LeaseRef{ID: c.ID, Attempt: c.Attempt}})
+	}
+	b.Expire(t, plain[1].Ref.ID)
+	if oks, _ := b.Driver.CompleteMany(bg, "intruder", plain); slices.Contains(oks, true) {
+		t.Errorf("another owner's grouped completion of one attempt took effect: %v", oks)
+	}
+	stale := []driver.CompletionRequest{{Ref: driver.LeaseRef{ID: plain[2].Ref.ID, Attempt: plain[2].Ref.Attempt + 1}}}
+	if oks, _ := b.Driver.CompleteMany(bg, "w", stale); oks[0] {
+		t.Error("a completion at another attempt took effect")
+	}
+	oks, err = b.Driver.CompleteMany(bg, "w", plain)
+	dbtest.Must(t, "complete many, one attempt", err)
+	if diff := cmp.Diff([]bool{true, false, true}, oks); diff != "" {
+		t.Errorf("completions of one attempt (-want +got):\n%s", diff)
 	}
 }
 

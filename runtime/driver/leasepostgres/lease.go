@@ -66,13 +66,25 @@ func (s *store) Complete(ctx context.Context, q driver.DBTX, owner string, ref d
 // CompleteMany completes the executions with one statement over arrays;
 // the ids it returns took effect.
 func (s *store) CompleteMany(ctx context.Context, owner string, reqs []driver.CompletionRequest) ([]bool, error) {
-	p := pgdb.TaskCompleteManyParams{LeaseOwner: owner, Ids: make([]int64, len(reqs)), Attempts: make([]int32, len(reqs)), Results: make([]string, len(reqs))}
+	ids := make([]int64, len(reqs))
+	oneAttempt, noResult := true, true
 	for i, r := range reqs {
-		p.Ids[i], p.Attempts[i], p.Results[i] = int64(r.Ref.ID), int32(r.Ref.Attempt), r.Result
+		ids[i] = int64(r.Ref.ID)
+		oneAttempt = oneAttempt && r.Ref.Attempt == reqs[0].Ref.Attempt
+		noResult = noResult && r.Result == ""
 	}
 	var done []int64
 	err := s.retry(ctx, func() error {
 		var err error
+		if oneAttempt && noResult {
+			done, err = s.q.TaskCompleteManyAttempt(ctx, s.arrays, pgdb.TaskCompleteManyAttemptParams{
+				Ids: ids, Attempt: int32(reqs[0].Ref.Attempt), LeaseOwner: owner})
+			return err
+		}
+		p := pgdb.TaskCompleteManyParams{LeaseOwner: owner, Ids: ids, Attempts: make([]int32, len(reqs)), Results: make([]string, len(reqs))}
+		for i, r := range reqs {
+			p.Attempts[i], p.Results[i] = int32(r.Ref.Attempt), r.Result
+		}
 		done, err = s.q.TaskCompleteMany(ctx, s.arrays, p)
 		return err
 	})

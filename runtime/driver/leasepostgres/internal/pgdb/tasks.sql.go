@@ -291,6 +291,52 @@ func (q *Queries) TaskCompleteMany(ctx context.Context, db DBTX, arg TaskComplet
 	return items, nil
 }
 
+const taskCompleteManyAttempt = `-- name: TaskCompleteManyAttempt :many
+UPDATE leasegen_tasks SET
+  status = 'SUCCESS',
+  result = NULL,
+  finished_at = now(),
+  updated_at = now()
+WHERE id = ANY($1::bigint[])
+  AND attempt = $2
+  AND lease_owner = $3
+  AND status IN ('RUNNING', 'CANCEL_REQUESTED')
+  AND lease_until > now()
+RETURNING id
+`
+
+type TaskCompleteManyAttemptParams struct {
+	Ids        []int64
+	Attempt    int32
+	LeaseOwner string
+}
+
+// TaskCompleteMany for the usual batch, every execution at one attempt and
+// none with a result: the ids as one array the primary key looks up,
+// without the join (a tenth to a fifth of the statement).
+func (q *Queries) TaskCompleteManyAttempt(ctx context.Context, db DBTX, arg TaskCompleteManyAttemptParams) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, taskCompleteManyAttempt, pq.Array(arg.Ids), arg.Attempt, arg.LeaseOwner)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const taskCountByTypeStatus = `-- name: TaskCountByTypeStatus :many
 SELECT task_type, status, COUNT(*) AS tasks FROM leasegen_tasks
 GROUP BY status, task_type
