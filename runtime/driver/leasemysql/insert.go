@@ -49,6 +49,15 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 	if _, ok := q.(*sql.DB); !ok {
 		return s.insertChunks(ctx, q, tasks, false)
 	}
+	if s.returning && s.chunkLen(tasks) == len(tasks) {
+		// One statement is atomic on its own: no transaction, and none of
+		// the five round trips around one.
+		ids, err := s.insertReturning(ctx, q, tasks)
+		if err != nil {
+			return nil, fmt.Errorf("leasegen: enqueue batch of %d: %w", len(tasks), err)
+		}
+		return ids, nil
+	}
 	// MySQL names a multi-row INSERT's first id only; a batch without keys
 	// in a transaction of its own reads the others back (insertSnapshot).
 	snapshot := !s.returning && !anyKey(tasks)
@@ -78,12 +87,7 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 func (s *store) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.NewTask, snapshot bool) ([]leasetype.TaskID, error) {
 	ids := make([]leasetype.TaskID, 0, len(tasks))
 	for len(tasks) > 0 {
-		n, size := 0, 0
-		chunkBytes := min(insertChunkBytes, s.maxPayload)
-		for n < len(tasks) && n < insertChunkRows && (n == 0 || size+len(tasks[n].Payload) <= chunkBytes) {
-			size += len(tasks[n].Payload)
-			n++
-		}
+		n := s.chunkLen(tasks)
 		chunkIDs, err := s.insertChunk(ctx, q, tasks[:n], snapshot)
 		if err != nil {
 			return nil, fmt.Errorf("leasegen: enqueue batch of %d: %w", len(tasks), err)
@@ -92,6 +96,17 @@ func (s *store) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.
 		tasks = tasks[n:]
 	}
 	return ids, nil
+}
+
+// chunkLen is how many of tasks, from the first, one statement takes.
+func (s *store) chunkLen(tasks []driver.NewTask) int {
+	n, size := 0, 0
+	chunkBytes := min(insertChunkBytes, s.maxPayload)
+	for n < len(tasks) && n < insertChunkRows && (n == 0 || size+len(tasks[n].Payload) <= chunkBytes) {
+		size += len(tasks[n].Payload)
+		n++
+	}
+	return n
 }
 
 // insertChunk writes one statement where the server can name the new ids:
