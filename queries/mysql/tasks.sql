@@ -13,6 +13,11 @@ INSERT INTO leasegen_tasks (
 )
 ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id);
 
+-- name: TaskTakeSnapshot :exec
+-- The first read of an InnoDB table in a REPEATABLE READ transaction takes
+-- its snapshot (insertSnapshot's, before the batch's INSERT).
+SELECT 1 FROM leasegen_tasks LIMIT 1;
+
 -- name: TaskIDsSince :many
 -- A batch's ids, read back in the batch's transaction: a REPEATABLE READ
 -- snapshot taken before the insert sees no other transaction's row at or

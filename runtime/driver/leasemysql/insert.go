@@ -3,7 +3,6 @@ package leasemysql
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -68,9 +67,7 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 	var ids []leasetype.TaskID
 	err := s.boundedTxAt(ctx, claimSessionIdle, level, func(tx *sql.Tx) error {
 		if snapshot {
-			// Any read of an InnoDB table takes the transaction's snapshot.
-			var one int
-			if err := tx.QueryRowContext(ctx, "SELECT 1 FROM leasegen_tasks LIMIT 1").Scan(&one); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			if err := s.q.TaskTakeSnapshot(ctx, tx); err != nil {
 				return fmt.Errorf("leasegen: enqueue batch of %d: %w", len(tasks), err)
 			}
 		}

@@ -66,6 +66,9 @@ func (s *store) Complete(ctx context.Context, q driver.DBTX, owner string, ref d
 // CompleteMany completes the executions with one statement over arrays;
 // the ids it returns took effect.
 func (s *store) CompleteMany(ctx context.Context, owner string, reqs []driver.CompletionRequest) ([]bool, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
 	ids := make([]int64, len(reqs))
 	oneAttempt, noResult := true, true
 	for i, r := range reqs {

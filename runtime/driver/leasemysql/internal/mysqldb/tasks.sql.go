@@ -1110,3 +1110,14 @@ func (q *Queries) TaskSampleStatus(ctx context.Context, db DBTX, arg TaskSampleS
 	}
 	return items, nil
 }
+
+const taskTakeSnapshot = `-- name: TaskTakeSnapshot :exec
+SELECT 1 FROM leasegen_tasks LIMIT 1
+`
+
+// The first read of an InnoDB table in a REPEATABLE READ transaction takes
+// its snapshot (insertSnapshot's, before the batch's INSERT).
+func (q *Queries) TaskTakeSnapshot(ctx context.Context, db DBTX) error {
+	_, err := db.ExecContext(ctx, taskTakeSnapshot)
+	return err
+}
