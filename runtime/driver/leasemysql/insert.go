@@ -157,12 +157,7 @@ func (s *store) insertReturning(ctx context.Context, q driver.DBTX, tasks []driv
 // another session's inserts took ids in between (innodb_autoinc_lock_mode
 // 2, MySQL 8's default) or auto_increment_increment spaces them.
 func (s *store) insertSnapshot(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
-	query, args := multiRowInsert(tasks)
-	res, err := q.ExecContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	first, err := res.LastInsertId()
+	first, err := insertFirstID(ctx, q, tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -181,12 +176,7 @@ func (s *store) insertSnapshot(ctx context.Context, q driver.DBTX, tasks []drive
 }
 
 func (s *store) insertConsecutive(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
-	query, args := multiRowInsert(tasks)
-	res, err := q.ExecContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	first, err := res.LastInsertId()
+	first, err := insertFirstID(ctx, q, tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +185,17 @@ func (s *store) insertConsecutive(ctx context.Context, q driver.DBTX, tasks []dr
 		ids[i] = leasetype.TaskID(first + int64(i))
 	}
 	return ids, nil
+}
+
+// insertFirstID inserts tasks in one statement and returns the id of its
+// first row (LAST_INSERT_ID).
+func insertFirstID(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) (int64, error) {
+	query, args := multiRowInsert(tasks)
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 func (s *store) insertEach(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {

@@ -108,12 +108,12 @@ func enqueueMany(t *testing.T, c *runtime.Client, db *sql.DB, reqs []runtime.Req
 		tx, terr := db.BeginTx(bg, nil)
 		dbtest.Must(t, "begin", terr)
 		ids, err = c.EnqueueManyTx(bg, tx, reqs)
-		dbtest.Must(t, "enqueue many", err)
-		err = tx.Commit()
+		dbtest.Must(t, "enqueue many in the caller's transaction", err)
+		dbtest.Must(t, "commit", tx.Commit())
 	} else {
 		ids, err = c.EnqueueMany(bg, reqs)
+		dbtest.Must(t, "enqueue many", err)
 	}
-	dbtest.Must(t, "enqueue many", err)
 	if len(ids) != len(reqs) {
 		t.Fatalf("%d ids for %d requests", len(ids), len(reqs))
 	}
