@@ -48,6 +48,12 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 	if _, ok := q.(*sql.DB); !ok {
 		return s.insertChunks(ctx, q, tasks, false)
 	}
+	if s.loadable(tasks) {
+		ids, loaded, err := s.insertLoaded(ctx, tasks)
+		if err != nil || loaded {
+			return ids, err
+		}
+	}
 	if s.returning && s.chunkLen(tasks) == len(tasks) {
 		// One statement is atomic on its own: no transaction, and none of
 		// the five round trips around one.
