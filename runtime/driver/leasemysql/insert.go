@@ -167,14 +167,21 @@ func (s *store) insertSnapshot(ctx context.Context, q driver.DBTX, tasks []drive
 	if err != nil {
 		return nil, err
 	}
-	got, err := s.q.TaskIDsSince(ctx, q, mysqldb.TaskIDsSinceParams{FirstID: first, Limit: int32(len(tasks))})
+	return s.readBackIDs(ctx, q, first, len(tasks))
+}
+
+// readBackIDs reads the ids of the n rows that a statement of q's
+// REPEATABLE READ transaction inserted from first on, as insertSnapshot
+// explains.
+func (s *store) readBackIDs(ctx context.Context, q driver.DBTX, first int64, n int) ([]leasetype.TaskID, error) {
+	got, err := s.q.TaskIDsSince(ctx, q, mysqldb.TaskIDsSinceParams{FirstID: first, Limit: int32(n)})
 	if err != nil {
 		return nil, err
 	}
-	if len(got) != len(tasks) {
-		return nil, fmt.Errorf("read back %d ids for %d rows", len(got), len(tasks))
+	if len(got) != n {
+		return nil, fmt.Errorf("read back %d ids for %d rows", len(got), n)
 	}
-	ids := make([]leasetype.TaskID, len(got))
+	ids := make([]leasetype.TaskID, n)
 	for i, id := range got {
 		ids[i] = leasetype.TaskID(id)
 	}
@@ -186,11 +193,16 @@ func (s *store) insertConsecutive(ctx context.Context, q driver.DBTX, tasks []dr
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]leasetype.TaskID, len(tasks))
+	return idRange(first, len(tasks)), nil
+}
+
+// idRange is first and the n-1 ids after it.
+func idRange(first int64, n int) []leasetype.TaskID {
+	ids := make([]leasetype.TaskID, n)
 	for i := range ids {
 		ids[i] = leasetype.TaskID(first + int64(i))
 	}
-	return ids, nil
+	return ids
 }
 
 // insertFirstID inserts tasks in one statement and returns the id of its

@@ -13,7 +13,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/leasegen/leasegen/runtime/driver"
-	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -79,7 +78,7 @@ func (s *store) insertLoaded(ctx context.Context, tasks []driver.NewTask) ([]lea
 		}
 		ids = make([]leasetype.TaskID, 0, len(tasks))
 		for rest := tasks; len(rest) > 0; {
-			n := min(len(rest), insertChunkRows)
+			n := s.chunkLen(rest) // bounds the file in memory as a statement
 			chunk, err := s.loadChunk(ctx, tx, rest[:n])
 			if err != nil {
 				return err
@@ -125,24 +124,10 @@ func (s *store) loadChunk(ctx context.Context, tx *sql.Tx, tasks []driver.NewTas
 	if n, err := res.RowsAffected(); err != nil || warnings != 0 || n != int64(len(tasks)) {
 		return nil, errLoadWarnings
 	}
-	ids := make([]leasetype.TaskID, len(tasks))
 	if s.consecutiveIDs {
-		for i := range ids {
-			ids[i] = leasetype.TaskID(first + int64(i))
-		}
-		return ids, nil
+		return idRange(first, len(tasks)), nil
 	}
-	got, err := s.q.TaskIDsSince(ctx, tx, mysqldb.TaskIDsSinceParams{FirstID: first, Limit: int32(len(tasks))})
-	if err != nil {
-		return nil, err
-	}
-	if len(got) != len(tasks) {
-		return nil, fmt.Errorf("read back %d ids for %d rows", len(got), len(tasks))
-	}
-	for i, id := range got {
-		ids[i] = leasetype.TaskID(id)
-	}
-	return ids, nil
+	return s.readBackIDs(ctx, tx, first, len(tasks))
 }
 
 // refusesLoad says whether err is the server refusing LOAD DATA LOCAL:

@@ -184,3 +184,26 @@ func TestLoadWarningsRollBack(t *testing.T) {
 		t.Error("a load rolled back for its warnings turned the load path off")
 	}
 }
+
+// A batch whose payloads exceed a statement's bytes is loaded in as many
+// statements, each file bounded as an INSERT's statement would be.
+func TestLoadSplitsLargePayloads(t *testing.T) {
+	t.Parallel()
+	b := drivertest.Setup(t, &harness)
+	st := b.Driver.(*store)
+	dbtest.Must(t, "check", st.Check(bg))
+	if !st.localInfile.Load() {
+		t.Log("local_infile is off on this server: TestLoadStoresWhatInsertStores checks the refusal")
+		return
+	}
+	reqs := make([]runtime.Request, loadMinRows)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: "big", Payload: fmt.Appendf(nil, `{"n":%d,"pad":%q}`, i, strings.Repeat("x", 20<<10))}
+	}
+	before := loadsRun(t, b.DB.DB)
+	ids := enqueueMany(t, b.Client, b.DB.DB, reqs, false)
+	if n, want := loadsRun(t, b.DB.DB)-before, loadMinRows*20<<10/insertChunkBytes+1; n < want {
+		t.Errorf("%d loads for %d payloads of 20 KiB, want %d or more", n, loadMinRows, want)
+	}
+	checkPayloads(t, b.Client, reqs, ids, func(int) bool { return false })
+}
