@@ -350,6 +350,11 @@ func (c skewedClock) Now() time.Time { return time.Now().Add(c.skew).Round(0) }
 func testWorkerClockSkewDoesNotMatter(t *testing.T, b *Bundle) {
 	b.DB.MustExec(t, EffectsTable)
 	cfg := Config()
+	// Longer than the suite's 1 s: a lease here must outlive any renewal
+	// that a loaded CI machine stalls (one stall of 0.8 s let all four
+	// leases lapse on MySQL 9.7, which syncs its binary log at every
+	// commit), or a lapse would read as a stolen lease.
+	cfg.LeaseTimeout = 2 * time.Second
 	// A lease abandoned by a dead worker: claimed, never renewed.
 	abandoned := b.Enqueue(t, "long", runtime.WithPriority(-1))
 	claimed, err := b.Driver.Claim(bg, driver.ClaimRequest{Owner: "dead", Lease: cfg.LeaseTimeout, Types: []string{"long"}, Max: 1})
@@ -370,7 +375,7 @@ func testWorkerClockSkewDoesNotMatter(t *testing.T, b *Bundle) {
 			"long": func(ctx context.Context, task *runtime.Task) error {
 				i := book.Start(task, owner)
 				select {
-				case <-time.After(2500 * time.Millisecond): // 2.5 leases
+				case <-time.After(5 * cfg.LeaseTimeout / 2): // 2.5 leases
 				case <-ctx.Done():
 					book.End(i)
 					return ctx.Err()
