@@ -88,18 +88,26 @@ func testWorkerRegistryDeadRows(t *testing.T, b *Bundle) {
 	store := b.Driver
 	dbtest.Must(t, "a crashed predecessor's row", store.RegisterWorker(bg, driver.WorkerRegistration{
 		ID: "w-local", Host: host, PID: dead.Process.Pid, TaskLimits: map[string]int{"a": 0}, TTL: time.Hour}, admitAll))
-	dbtest.Must(t, "another host's row", store.RegisterWorker(bg, driver.WorkerRegistration{
-		ID: "w-remote", Host: "elsewhere", PID: 1, TaskLimits: map[string]int{"a": 0}, TTL: 300 * time.Millisecond}, admitAll))
 
 	cfg := Config()
 	cfg.WorkerID = "w-local"
 	dbtest.Must(t, "start with a dead predecessor's id", newTestWorker(t, b, cfg, "a").Start(bg))
+	// The other host's row lives two seconds: long enough that a loaded
+	// machine starts the worker within it (300 ms once was not).
+	const ttl = 2 * time.Second
+	registered := time.Now()
+	dbtest.Must(t, "another host's row", store.RegisterWorker(bg, driver.WorkerRegistration{
+		ID: "w-remote", Host: "elsewhere", PID: 1, TaskLimits: map[string]int{"a": 0}, TTL: ttl}, admitAll))
 	cfg.WorkerID = "w-remote"
 	remote := newTestWorker(t, b, cfg, "a")
-	if err := remote.Start(bg); !errors.Is(err, runtime.ErrWorkerIDInUse) || !strings.Contains(err.Error(), "elsewhere") {
+	err := remote.Start(bg)
+	if took := time.Since(registered); took >= ttl {
+		t.Fatalf("registering and starting took %s, more than the row's %s: the machine is too slow for this check", took, ttl)
+	}
+	if !errors.Is(err, runtime.ErrWorkerIDInUse) || !strings.Contains(err.Error(), "elsewhere") {
 		t.Errorf("start with a live row's id on another host: %v, want ErrWorkerIDInUse naming the host", err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(time.Until(registered.Add(ttl + 100*time.Millisecond)))
 	dbtest.Must(t, "start once the other host's row expired", remote.Start(bg))
 }
 

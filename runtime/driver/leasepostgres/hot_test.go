@@ -14,7 +14,11 @@ import (
 // room on each page, so PostgreSQL updates the rows heap-only (HOT),
 // touching no index: at least 90% of the renewals of a thousand leases
 // (pg_stat_user_tables.n_tup_hot_upd; 95% at fillfactor 60, 65% at 80,
-// 99% at 50).
+// 99% at 50). A page is pruned for a heap-only update only when no
+// snapshot still needs its old versions, and under CI's load another
+// session's snapshot once held them (38% heap-only): a round of renewals
+// is measured up to three times, and one at 90% passes. A schema whose
+// renewals move an index entry never reaches it.
 func TestRenewalsAreHeapOnlyUpdates(t *testing.T) {
 	t.Parallel()
 	b := drivertest.Setup(t, &harness)
@@ -24,16 +28,37 @@ func TestRenewalsAreHeapOnlyUpdates(t *testing.T) {
 	}
 	_, err := b.Client.EnqueueMany(bg, reqs)
 	dbtest.Must(t, "enqueue", err)
-	pool := b.DB.Open(t) // its sessions end, and report their counts, when it closes
-	d := New(pool)
-	runtime.NewEngine(d) // attaches the driver
-	claimed, err := d.Claim(bg, driver.ClaimRequest{Owner: "w", Lease: time.Minute, Types: []string{"renew"}, Max: 1000})
+	// The claim runs on a pool of its own too, so that its updates are
+	// reported before the renewals are counted.
+	start := updateCounts(t, b)
+	claimer := driverOn(t, b)
+	claimed, err := claimer.Claim(bg, driver.ClaimRequest{Owner: "w", Lease: time.Minute, Types: []string{"renew"}, Max: 1000})
 	dbtest.Must(t, "claim", err)
+	claimer.DB().Close()
+	waitForUpdates(t, b, start, len(claimed))
 	refs := make([]driver.LeaseRef, len(claimed))
 	for i, c := range claimed {
 		refs[i] = driver.LeaseRef{ID: c.ID, Attempt: c.Attempt}
 	}
+	for try := 1; ; try++ {
+		renewals, hot := renewalRound(t, b, refs)
+		t.Logf("try %d: %d renewals, %d heap-only, %.1f%%", try, renewals, hot, 100*float64(hot)/float64(renewals))
+		if hot >= renewals*9/10 {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("%d of %d renewals were heap-only updates, want at least 90%%", hot, renewals)
+		}
+	}
+}
+
+// renewalRound renews refs five times on a pool of its own and returns
+// the renewals and the table's heap-only updates they made, read once the
+// pool's sessions have ended and reported their counts.
+func renewalRound(t *testing.T, b *drivertest.Bundle, refs []driver.LeaseRef) (renewals, hot int) {
+	t.Helper()
 	before := updateCounts(t, b)
+	d := driverOn(t, b)
 	const rounds = 5
 	for range rounds {
 		states, err := d.Renew(bg, "w", time.Minute, refs)
@@ -44,21 +69,32 @@ func TestRenewalsAreHeapOnlyUpdates(t *testing.T) {
 			}
 		}
 	}
-	pool.Close()
-	var after [2]int
+	d.DB().Close()
+	renewals = rounds * len(refs)
+	return renewals, waitForUpdates(t, b, before, renewals)[1] - before[1]
+}
+
+// driverOn returns a driver on a pool of its own, which the caller closes
+// (PostgreSQL reports a session's counts when it ends).
+func driverOn(t *testing.T, b *drivertest.Bundle) driver.Driver {
+	t.Helper()
+	d := New(b.DB.Open(t))
+	runtime.NewEngine(d) // attaches the driver
+	return d
+}
+
+// waitForUpdates waits until the table's counts show n row updates since
+// before, and returns them.
+func waitForUpdates(t *testing.T, b *drivertest.Bundle, before [2]int, n int) [2]int {
+	t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		after = updateCounts(t, b)
-		if after[0]-before[0] >= rounds*len(refs) || time.Now().After(deadline) {
-			break
+		after := updateCounts(t, b)
+		if after[0]-before[0] >= n {
+			return after
 		}
-	}
-	// The counts include the claim's updates, which change status and so
-	// are never heap-only.
-	renewals := rounds * len(refs)
-	updates, hot := after[0]-before[0], after[1]-before[1]
-	t.Logf("%d renewals (and %d claims): %d row updates, %d heap-only, %.1f%% of the renewals", renewals, len(refs), updates, hot, 100*float64(hot)/float64(renewals))
-	if updates < renewals || hot < renewals*9/10 {
-		t.Errorf("%d of %d renewals were heap-only updates, want at least 90%%", hot, renewals)
+		if time.Now().After(deadline) {
+			t.Fatalf("%d row updates reported after 15 s, want %d", after[0]-before[0], n)
+		}
 	}
 }
 
