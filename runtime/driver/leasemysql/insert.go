@@ -46,18 +46,12 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 		return []leasetype.TaskID{leasetype.TaskID(id)}, nil
 	}
 	if _, ok := q.(*sql.DB); !ok {
-		return s.insertChunks(ctx, q, tasks, false)
-	}
-	if s.loadable(tasks) {
-		ids, loaded, err := s.insertLoaded(ctx, tasks)
-		if err != nil || loaded {
-			return ids, err
-		}
+		return s.insertChunks(ctx, q, nil, tasks, false)
 	}
 	if s.returning && s.chunkLen(tasks) == len(tasks) {
 		// One statement is atomic on its own: no transaction, and none of
 		// the five round trips around one.
-		ids, err := s.insertReturning(ctx, q, tasks)
+		ids, err := s.insertReturning(ctx, q, s.preparedInsert(ctx), tasks)
 		if err != nil {
 			return nil, fmt.Errorf("leasegen: enqueue batch of %d: %w", len(tasks), err)
 		}
@@ -78,20 +72,21 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 			}
 		}
 		var err error
-		ids, err = s.insertChunks(ctx, tx, tasks, snapshot)
+		ids, err = s.insertChunks(ctx, tx, s.preparedIn(ctx, tx), tasks, snapshot)
 		return err
 	})
 	return ids, err
 }
 
 // insertChunks writes tasks in statements of at most insertChunkRows rows
-// and insertChunkBytes of payload. snapshot says that q is a REPEATABLE
+// and insertChunkBytes of payload. prepared is the full-chunk INSERT on q
+// (nil in the caller's transaction); snapshot says that q is a REPEATABLE
 // READ transaction of its own whose snapshot was taken before the first.
-func (s *store) insertChunks(ctx context.Context, q driver.DBTX, tasks []driver.NewTask, snapshot bool) ([]leasetype.TaskID, error) {
+func (s *store) insertChunks(ctx context.Context, q driver.DBTX, prepared *sql.Stmt, tasks []driver.NewTask, snapshot bool) ([]leasetype.TaskID, error) {
 	ids := make([]leasetype.TaskID, 0, len(tasks))
 	for len(tasks) > 0 {
 		n := s.chunkLen(tasks)
-		chunkIDs, err := s.insertChunk(ctx, q, tasks[:n], snapshot)
+		chunkIDs, err := s.insertChunk(ctx, q, prepared, tasks[:n], snapshot)
 		if err != nil {
 			return nil, fmt.Errorf("leasegen: enqueue batch of %d: %w", len(tasks), err)
 		}
@@ -118,22 +113,21 @@ func (s *store) chunkLen(tasks []driver.NewTask) int {
 // auto-increment settings make a statement's ids consecutive; in both
 // cases only when no row can hit an existing key. Otherwise each row gets
 // its own statement.
-func (s *store) insertChunk(ctx context.Context, q driver.DBTX, tasks []driver.NewTask, snapshot bool) ([]leasetype.TaskID, error) {
+func (s *store) insertChunk(ctx context.Context, q driver.DBTX, prepared *sql.Stmt, tasks []driver.NewTask, snapshot bool) ([]leasetype.TaskID, error) {
 	switch {
 	case s.returning:
-		return s.insertReturning(ctx, q, tasks)
+		return s.insertReturning(ctx, q, prepared, tasks)
 	case snapshot:
-		return s.insertSnapshot(ctx, q, tasks)
+		return s.insertSnapshot(ctx, q, prepared, tasks)
 	case s.consecutiveIDs && !anyKey(tasks):
-		return s.insertConsecutive(ctx, q, tasks)
+		return s.insertConsecutive(ctx, q, prepared, tasks)
 	default:
 		return s.insertEach(ctx, q, tasks)
 	}
 }
 
-func (s *store) insertReturning(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
-	query, args := multiRowInsert(tasks)
-	rows, err := q.QueryContext(ctx, query+" ON DUPLICATE KEY UPDATE id = id RETURNING id", args...)
+func (s *store) insertReturning(ctx context.Context, q driver.DBTX, prepared *sql.Stmt, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	rows, err := queryInsert(ctx, q, prepared, tasks, returningSuffix)
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +156,8 @@ func (s *store) insertReturning(ctx context.Context, q driver.DBTX, tasks []driv
 // transaction's own: the batch's, in the order of its rows, whether or not
 // another session's inserts took ids in between (innodb_autoinc_lock_mode
 // 2, MySQL 8's default) or auto_increment_increment spaces them.
-func (s *store) insertSnapshot(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
-	first, err := insertFirstID(ctx, q, tasks)
+func (s *store) insertSnapshot(ctx context.Context, q driver.DBTX, prepared *sql.Stmt, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	first, err := insertFirstID(ctx, q, prepared, tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +182,8 @@ func (s *store) readBackIDs(ctx context.Context, q driver.DBTX, first int64, n i
 	return ids, nil
 }
 
-func (s *store) insertConsecutive(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
-	first, err := insertFirstID(ctx, q, tasks)
+func (s *store) insertConsecutive(ctx context.Context, q driver.DBTX, prepared *sql.Stmt, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	first, err := insertFirstID(ctx, q, prepared, tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -207,9 +201,8 @@ func idRange(first int64, n int) []leasetype.TaskID {
 
 // insertFirstID inserts tasks in one statement and returns the id of its
 // first row (LAST_INSERT_ID).
-func insertFirstID(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) (int64, error) {
-	query, args := multiRowInsert(tasks)
-	res, err := q.ExecContext(ctx, query, args...)
+func insertFirstID(ctx context.Context, q driver.DBTX, prepared *sql.Stmt, tasks []driver.NewTask) (int64, error) {
+	res, err := execInsert(ctx, q, prepared, tasks)
 	if err != nil {
 		return 0, err
 	}

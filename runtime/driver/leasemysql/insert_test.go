@@ -28,7 +28,7 @@ func TestEnqueueManyPaths(t *testing.T) {
 		"snapshot":    {force: func(s *store) { s.returning, s.consecutiveIDs = false, false }},
 		"consecutive": {force: func(s *store) { s.returning, s.consecutiveIDs = false, true }, callerTx: true},
 		"each":        {force: func(s *store) { s.returning, s.consecutiveIDs = false, false }, keys: true},
-	} // LOAD DATA, off here, has TestLoadStoresWhatInsertStores
+	}
 	for name, path := range paths {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -48,7 +48,6 @@ func TestEnqueueManyPaths(t *testing.T) {
 				return
 			}
 			path.force(st)
-			st.localInfile.Store(false)
 			existing := b.Enqueue(t, "a", runtime.WithIdempotencyKey("old"))
 			reqs := make([]runtime.Request, 2500) // three statements of at most 1,000 rows
 			for i := range reqs {

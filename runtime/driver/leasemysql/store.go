@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -45,13 +44,12 @@ type store struct {
 	// batch's ids in one statement.
 	returning bool
 	// consecutiveIDs is true when a multi-row INSERT gets consecutive ids
-	// (innodb_autoinc_lock_mode 0 or 1, auto_increment_increment 1); a
-	// LOAD DATA statement then holds the table's auto-increment lock to
-	// its end, so its ids are consecutive too.
+	// (innodb_autoinc_lock_mode 0 or 1, auto_increment_increment 1).
 	consecutiveIDs bool
-	// localInfile is true while the server allows LOAD DATA LOCAL
-	// (local_infile), which large batches without keys use (insertLoaded).
-	localInfile atomic.Bool
+	// prepared is the full-chunk INSERT (preparedInsert), once prepared;
+	// preparedFailed says the server refused to prepare it.
+	prepared       *sql.Stmt
+	preparedFailed bool
 	// idleVariable is the session variable that bounds an idle
 	// transaction (idleTimeoutVariable).
 	idleVariable string
@@ -104,13 +102,12 @@ func (s *store) Check(ctx context.Context) error {
 		version, tz, systemTZ    string
 		offsetSeconds, maxPacket int64
 		lockMode, increment      int
-		localInfile              bool
 		probe                    time.Time
 	)
 	err := s.db.QueryRowContext(ctx, `SELECT VERSION(), @@session.time_zone, @@system_time_zone,
 		TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@innodb_autoinc_lock_mode, @@auto_increment_increment,
-		CAST('2000-01-01 00:00:00' AS DATETIME), @@max_allowed_packet, @@local_infile`).
-		Scan(&version, &tz, &systemTZ, &offsetSeconds, &lockMode, &increment, &probe, &maxPacket, &localInfile)
+		CAST('2000-01-01 00:00:00' AS DATETIME), @@max_allowed_packet`).
+		Scan(&version, &tz, &systemTZ, &offsetSeconds, &lockMode, &increment, &probe, &maxPacket)
 	if err != nil {
 		if isScanTimeError(err) {
 			return fmt.Errorf("leasegen: the MySQL DSN needs parseTime=true: %w", err)
@@ -129,7 +126,6 @@ func (s *store) Check(ctx context.Context) error {
 	s.returning = isMariaDB(version)
 	s.consecutiveIDs = lockMode <= 1 && increment == 1
 	s.maxPayload = escapedLimit(maxPacket)
-	s.localInfile.Store(localInfile)
 	s.checked = true
 	return nil
 }
