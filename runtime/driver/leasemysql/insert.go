@@ -51,7 +51,11 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 	if s.returning && s.chunkLen(tasks) == len(tasks) {
 		// One statement is atomic on its own: no transaction, and none of
 		// the five round trips around one.
-		ids, err := s.insertReturning(ctx, q, s.preparedInsert(ctx), tasks)
+		var prepared *sql.Stmt
+		if fitsPrepared(tasks) {
+			prepared = s.preparedInsert(ctx)
+		}
+		ids, err := s.insertReturning(ctx, q, prepared, tasks)
 		if err != nil {
 			return nil, fmt.Errorf("leasegen: enqueue batch of %d: %w", len(tasks), err)
 		}
@@ -72,7 +76,7 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 			}
 		}
 		var err error
-		ids, err = s.insertChunks(ctx, tx, s.preparedIn(ctx, tx), tasks, snapshot)
+		ids, err = s.insertChunks(ctx, tx, s.preparedIn(ctx, tx, tasks), tasks, snapshot)
 		return err
 	})
 	return ids, err
@@ -120,7 +124,7 @@ func (s *store) insertChunk(ctx context.Context, q driver.DBTX, prepared *sql.St
 	case snapshot:
 		return s.insertSnapshot(ctx, q, prepared, tasks)
 	case s.consecutiveIDs && !anyKey(tasks):
-		return s.insertConsecutive(ctx, q, prepared, tasks)
+		return s.insertConsecutive(ctx, q, tasks)
 	default:
 		return s.insertEach(ctx, q, tasks)
 	}
@@ -161,42 +165,32 @@ func (s *store) insertSnapshot(ctx context.Context, q driver.DBTX, prepared *sql
 	if err != nil {
 		return nil, err
 	}
-	return s.readBackIDs(ctx, q, first, len(tasks))
-}
-
-// readBackIDs reads the ids of the n rows that a statement of q's
-// REPEATABLE READ transaction inserted from first on, as insertSnapshot
-// explains.
-func (s *store) readBackIDs(ctx context.Context, q driver.DBTX, first int64, n int) ([]leasetype.TaskID, error) {
-	got, err := s.q.TaskIDsSince(ctx, q, mysqldb.TaskIDsSinceParams{FirstID: first, Limit: int32(n)})
+	got, err := s.q.TaskIDsSince(ctx, q, mysqldb.TaskIDsSinceParams{FirstID: first, Limit: int32(len(tasks))})
 	if err != nil {
 		return nil, err
 	}
-	if len(got) != n {
-		return nil, fmt.Errorf("read back %d ids for %d rows", len(got), n)
+	if len(got) != len(tasks) {
+		return nil, fmt.Errorf("read back %d ids for %d rows", len(got), len(tasks))
 	}
-	ids := make([]leasetype.TaskID, n)
+	ids := make([]leasetype.TaskID, len(got))
 	for i, id := range got {
 		ids[i] = leasetype.TaskID(id)
 	}
 	return ids, nil
 }
 
-func (s *store) insertConsecutive(ctx context.Context, q driver.DBTX, prepared *sql.Stmt, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
-	first, err := insertFirstID(ctx, q, prepared, tasks)
+// insertConsecutive runs in the caller's transaction, where nothing is
+// prepared.
+func (s *store) insertConsecutive(ctx context.Context, q driver.DBTX, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	first, err := insertFirstID(ctx, q, nil, tasks)
 	if err != nil {
 		return nil, err
 	}
-	return idRange(first, len(tasks)), nil
-}
-
-// idRange is first and the n-1 ids after it.
-func idRange(first int64, n int) []leasetype.TaskID {
-	ids := make([]leasetype.TaskID, n)
+	ids := make([]leasetype.TaskID, len(tasks))
 	for i := range ids {
 		ids[i] = leasetype.TaskID(first + int64(i))
 	}
-	return ids
+	return ids, nil
 }
 
 // insertFirstID inserts tasks in one statement and returns the id of its

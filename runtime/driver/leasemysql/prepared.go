@@ -74,8 +74,12 @@ func refusesPrepare(err error) bool {
 }
 
 // preparedIn returns the full-chunk INSERT for the store's own transaction
-// tx, or nil.
-func (s *store) preparedIn(ctx context.Context, tx *sql.Tx) *sql.Stmt {
+// tx, or nil when tasks are too few for a full chunk (binding it to tx can
+// cost a prepare on tx's connection).
+func (s *store) preparedIn(ctx context.Context, tx *sql.Tx, tasks []driver.NewTask) *sql.Stmt {
+	if len(tasks) < insertChunkRows {
+		return nil
+	}
 	if stmt := s.preparedInsert(ctx); stmt != nil {
 		return tx.StmtContext(ctx, stmt)
 	}
