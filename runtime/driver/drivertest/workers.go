@@ -95,13 +95,15 @@ func testWorkerRegistryDeadRows(t *testing.T, b *Bundle) {
 	// The other host's row lives two seconds: long enough that a loaded
 	// machine starts the worker within it (300 ms once was not).
 	const ttl = 2 * time.Second
-	registered := time.Now()
+	// The row lives from some instant between before and registered.
+	before := time.Now()
 	dbtest.Must(t, "another host's row", store.RegisterWorker(bg, driver.WorkerRegistration{
 		ID: "w-remote", Host: "elsewhere", PID: 1, TaskLimits: map[string]int{"a": 0}, TTL: ttl}, admitAll))
+	registered := time.Now()
 	cfg.WorkerID = "w-remote"
 	remote := newTestWorker(t, b, cfg, "a")
 	err := remote.Start(bg)
-	if took := time.Since(registered); took >= ttl {
+	if took := time.Since(before); took >= ttl {
 		t.Fatalf("registering and starting took %s, more than the row's %s: the machine is too slow for this check", took, ttl)
 	}
 	if !errors.Is(err, runtime.ErrWorkerIDInUse) || !strings.Contains(err.Error(), "elsewhere") {
