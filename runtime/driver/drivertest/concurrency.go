@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
 	dbtest.Must(t, "enqueue", err)
 
 	var book Ledger
-	var commitErrors sync.Map // the errors of executions that failed before their commit
+	var commitErrors sync.Map // the errors of executions whose commit failed
 	cfg := Config()
 	cfg.GlobalLimit = globalLimit
 	cfg.MaxConcurrency = 4
@@ -89,9 +90,8 @@ func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
 				book.End(i)
 				return errors.New("injected failure")
 			}
-			err := b.H.CommitEffect(ctx, b.DB.DB, task, owner, func() { book.End(i) })
-			if err != nil && book.Intervals()[i].End.IsZero() { // failed before the commit: it ends now
-				book.End(i)
+			err := book.EndIfFailed(i, b.H.CommitEffect(ctx, b.DB.DB, task, owner, func() { book.End(i) }))
+			if err != nil {
 				commitErrors.Store(err.Error(), true)
 			}
 			return err
@@ -127,10 +127,10 @@ func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
 		}
 	}
 	if sampled.total > globalLimit {
-		t.Errorf("database: %d tasks RUNNING at once, global limit %d", sampled.total, globalLimit)
+		t.Errorf("database: %d tasks RUNNING at once, global limit %d: %+v", sampled.total, globalLimit, sampled.peak)
 	}
 	dups := CheckEffects(t, b.DB, tasks)
-	commitErrors.Range(func(msg, _ any) bool { t.Logf("an execution failed before its commit: %s", msg); return true })
+	commitErrors.Range(func(msg, _ any) bool { t.Logf("an execution's commit failed: %s", msg); return true })
 	t.Logf("%d tasks, %d workers: %d executions, %d tasks retried, %d duplicates; max running %d (limit %d), by type %v (limits %v); database samples %d, max %d, by type %v",
 		tasks, workers, len(book.Intervals()), reran, dups, total, globalLimit, byType, typeLimits, sampled.samples, sampled.total, sampled.byType)
 }
@@ -139,14 +139,25 @@ type runningSample struct {
 	samples int
 	total   int
 	byType  map[string]int
+	peak    []runningRow // the rows of the sample with the most, for a failure to show
 }
 
-// sampleRunning counts RUNNING and CANCEL_REQUESTED rows by type in a tight
-// loop until done reports true, and returns the maxima it saw.
+// runningRow is one RUNNING or CANCEL_REQUESTED row of a sample.
+type runningRow struct {
+	ID      int64
+	Type    string
+	Owner   string
+	Attempt int
+}
+
+// sampleRunning reads the RUNNING and CANCEL_REQUESTED rows in a tight loop
+// until done reports true, and returns the maxima it saw, by type and in
+// total, with the rows of the fullest sample.
 func sampleRunning(t *testing.T, db *sql.DB, done func() bool, timeout time.Duration) runningSample {
 	t.Helper()
 	s := runningSample{byType: map[string]int{}}
 	deadline := time.Now().Add(timeout)
+	var rows []runningRow
 	for i := 0; ; i++ {
 		if i%50 == 0 && done() {
 			return s
@@ -154,18 +165,31 @@ func sampleRunning(t *testing.T, db *sql.DB, done func() bool, timeout time.Dura
 		if time.Now().After(deadline) {
 			t.Fatalf("tasks not finished after %s", timeout)
 		}
-		rows, err := db.Query("SELECT task_type, COUNT(*) FROM leasegen_tasks WHERE status IN ('RUNNING','CANCEL_REQUESTED') GROUP BY task_type")
-		dbtest.Must(t, "sample", err)
-		total := 0
-		for rows.Next() {
-			var typ string
-			var n int
-			dbtest.Must(t, "scan", rows.Scan(&typ, &n))
-			s.byType[typ] = max(s.byType[typ], n)
-			total += n
+		rows = readRunning(t, db, rows[:0])
+		byType := map[string]int{}
+		for _, r := range rows {
+			byType[r.Type]++
+			s.byType[r.Type] = max(s.byType[r.Type], byType[r.Type])
 		}
-		rows.Close()
-		s.total = max(s.total, total)
+		if len(rows) > s.total {
+			s.total, s.peak = len(rows), slices.Clone(rows)
+		}
 		s.samples++
 	}
+}
+
+// readRunning appends the RUNNING and CANCEL_REQUESTED rows to rows, read
+// in one statement.
+func readRunning(t *testing.T, db *sql.DB, rows []runningRow) []runningRow {
+	t.Helper()
+	q, err := db.Query("SELECT id, task_type, COALESCE(lease_owner, ''), attempt FROM leasegen_tasks WHERE status IN ('RUNNING','CANCEL_REQUESTED')")
+	dbtest.Must(t, "sample", err)
+	defer q.Close()
+	for q.Next() {
+		var r runningRow
+		dbtest.Must(t, "scan", q.Scan(&r.ID, &r.Type, &r.Owner, &r.Attempt))
+		rows = append(rows, r)
+	}
+	dbtest.Must(t, "sample", q.Err())
+	return rows
 }

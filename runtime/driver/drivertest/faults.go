@@ -53,11 +53,7 @@ func NewFaultRun(t *testing.T, b *Bundle, n, workers int, open func() *sql.DB) *
 				r.Book.End(i)
 				return ctx.Err()
 			}
-			err := b.H.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
-			if err != nil && r.Book.Intervals()[i].End.IsZero() {
-				r.Book.End(i)
-			}
-			return err
+			return r.Book.EndIfFailed(i, b.H.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) }))
 		}, runtime.WithBackoff(FastBackoff)))
 		dbtest.Must(t, "start", w.Start(bg))
 		r.Workers = append(r.Workers, w)
@@ -195,11 +191,7 @@ func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
 		i := r.Book.Start(task, "cut")
 		select {
 		case <-time.After(3 * time.Second): // longer than a lease: the cut finds it waiting here
-			err := b.H.CommitEffect(ctx, cutDB, task, "cut", func() { r.Book.End(i) })
-			if err != nil && r.Book.Intervals()[i].End.IsZero() {
-				r.Book.End(i)
-			}
-			return err
+			return r.Book.EndIfFailed(i, b.H.CommitEffect(ctx, cutDB, task, "cut", func() { r.Book.End(i) }))
 		case <-ctx.Done():
 			// Self-fenced: from here on this execution holds nothing. It
 			// ignores the cancellation and tries to complete once back.

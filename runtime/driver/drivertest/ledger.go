@@ -41,6 +41,22 @@ func (l *Ledger) End(i int) {
 	l.rows[i].End = time.Now()
 }
 
+// EndIfFailed ends execution i when err is not nil and nothing ended it
+// yet, and returns err. A handler calls it with its commit's error: a
+// commit that failed (fenced out after a stall let the lease lapse, or cut
+// off) ends the execution too, and the task runs again.
+func (l *Ledger) EndIfFailed(i int, err error) error {
+	if err == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.rows[i].End.IsZero() {
+		l.rows[i].End = time.Now()
+	}
+	return err
+}
+
 func (l *Ledger) Intervals() []Interval {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -1,9 +1,12 @@
 package drivertest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime"
 )
 
 func TestLedgerChecksCanFail(t *testing.T) {
@@ -20,5 +23,25 @@ func TestLedgerChecksCanFail(t *testing.T) {
 	total, byType := maxRunning(rows)
 	if want := fmt.Sprint(2, map[string]int{"a": 2, "b": 1}); fmt.Sprint(total, byType) != want {
 		t.Errorf("maxRunning = %d %v, want %s", total, byType, want)
+	}
+}
+
+func TestLedgerEndIfFailed(t *testing.T) {
+	var l Ledger
+	task := &runtime.Task{ID: 1, Type: "a", Attempt: 1}
+	ok, failed, committed := l.Start(task, "w"), l.Start(task, "w"), l.Start(task, "w")
+	l.End(committed)
+	endedAt := l.Intervals()[committed].End
+	failure := errors.New("fenced out")
+	if err := l.EndIfFailed(ok, nil); err != nil {
+		t.Errorf("EndIfFailed(nil) = %v", err)
+	}
+	if err := l.EndIfFailed(failed, failure); err != failure {
+		t.Errorf("EndIfFailed(err) = %v, want %v", err, failure)
+	}
+	_ = l.EndIfFailed(committed, failure)
+	rows := l.Intervals()
+	if !rows[ok].End.IsZero() || rows[failed].End.IsZero() || !rows[committed].End.Equal(endedAt) {
+		t.Errorf("ends = %v, %v, %v: want open, ended, ended at %v", rows[ok].End, rows[failed].End, rows[committed].End, endedAt)
 	}
 }

@@ -46,7 +46,9 @@ func TestFaultLockWaitTimeoutsAreRetried(t *testing.T) {
 		dbtest.Must(t, "handle", w.Handle("work", func(ctx context.Context, task *runtime.Task) error {
 			i := r.Book.Start(task, owner)
 			time.Sleep(5 * time.Millisecond)
-			return harness.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
+			// A commit that fails (its lease lapsed in a stall under load)
+			// ends the execution too.
+			return r.Book.EndIfFailed(i, harness.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) }))
 		}))
 		dbtest.Must(t, "start", w.Start(bg))
 		r.Workers = append(r.Workers, w)
@@ -143,11 +145,7 @@ func newCutRun(t *testing.T, n, healthy int, ms int, cfg runtime.Config, idempot
 			i := r.Book.Start(task, owner)
 			time.Sleep(time.Duration(ms) * time.Millisecond)
 			if !idempotent {
-				err := harness.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) })
-				if err != nil && r.Book.Intervals()[i].End.IsZero() {
-					r.Book.End(i)
-				}
-				return err
+				return r.Book.EndIfFailed(i, harness.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) }))
 			}
 			// The execution holds the task until its context ends: after its
 			// commit, or when it self-fences (a COMMIT held up by the cut
