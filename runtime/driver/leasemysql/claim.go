@@ -2,7 +2,6 @@ package leasemysql
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 
@@ -29,7 +28,7 @@ func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {
 func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
 	var claimed []driver.ClaimedTask
 	err := s.retry(ctx, func() error {
-		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx mysqldb.DBTX) error {
 			var err error
 			claimed, err = s.claimTx(ctx, tx, req)
 			return err
@@ -41,7 +40,7 @@ func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.Cl
 	return claimed, nil
 }
 
-func (s *store) claimTx(ctx context.Context, tx *sql.Tx, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
+func (s *store) claimTx(ctx context.Context, tx mysqldb.DBTX, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
 	picked, err := sqlbuild.PlanClaim(ctx, mysqlClaimSource{s: s, tx: tx}, req)
 	if err != nil || len(picked) == 0 {
 		return nil, err
@@ -63,7 +62,7 @@ func (s *store) claimTx(ctx context.Context, tx *sql.Tx, req driver.ClaimRequest
 // mysqlClaimSource reads a claim's inputs inside its transaction.
 type mysqlClaimSource struct {
 	s  *store
-	tx *sql.Tx
+	tx mysqldb.DBTX
 }
 
 // PausedTypes reads the paused types: a plain read, so a Pause that

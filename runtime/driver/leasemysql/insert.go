@@ -64,9 +64,9 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 	// MySQL names a multi-row INSERT's first id only; a batch without keys
 	// in a transaction of its own reads the others back (insertSnapshot).
 	snapshot := !s.returning && !anyKey(tasks)
-	level := sql.LevelReadCommitted
+	level := readCommitted
 	if snapshot {
-		level = sql.LevelRepeatableRead
+		level = repeatableRead
 	}
 	var ids []leasetype.TaskID
 	err := s.boundedTxAt(ctx, claimSessionIdle, level, func(tx *sql.Tx) error {

@@ -129,7 +129,7 @@ func (s *store) RecoverBatch(ctx context.Context, batch int) ([]driver.Recovered
 	var recovered []driver.RecoveredTask
 	err := s.retry(ctx, func() error {
 		recovered = nil
-		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx mysqldb.DBTX) error {
 			rows, err := s.q.TaskRecoverCandidates(ctx, tx, mysqldb.TaskRecoverCandidatesParams{Limit: int32(batch)})
 			if err != nil || len(rows) == 0 {
 				return err

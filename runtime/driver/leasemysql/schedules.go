@@ -25,7 +25,7 @@ func (s *store) Probe(ctx context.Context, types, schedules []string) (driver.Pr
 // exist yet has nothing to lock in READ COMMITTED).
 func (s *store) RegisterSchedules(ctx context.Context, defs []driver.ScheduleDef, first func(driver.ScheduleDef, time.Time) time.Time) error {
 	return s.retry(ctx, func() error {
-		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx mysqldb.DBTX) error {
 			if err := s.q.WorkerLockRegistry(ctx, tx); err != nil {
 				return fmt.Errorf("leasegen: lock the worker registry: %w", err)
 			}
@@ -68,7 +68,7 @@ func (s *store) RegisterSchedules(ctx context.Context, defs []driver.ScheduleDef
 func (s *store) FireSchedules(ctx context.Context, names []string, plan func(time.Time, []driver.DueSchedule) []driver.ScheduleFire) ([]driver.ScheduleFire, error) {
 	var fired []driver.ScheduleFire
 	err := s.retry(ctx, func() error {
-		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx mysqldb.DBTX) error {
 			now, err := s.q.ScheduleNow(ctx, tx)
 			if err != nil {
 				return fmt.Errorf("leasegen: read the database's clock: %w", err)

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
 )
 
 // claimSessionIdle is how long the server keeps a claim, recovery or batch
@@ -25,21 +27,31 @@ const claimSessionIdle = 2 * time.Second
 // not have.
 const mysqlErrUnknownSystemVariable = 1193
 
-// idleTimeoutVariable asks the server which session variable bounds an idle
-// transaction: MariaDB's idle_transaction_timeout ends only sessions idle
-// inside a transaction; MySQL has none, and its wait_timeout ends any idle
-// session.
-func idleTimeoutVariable(ctx context.Context, db *sql.DB) (string, error) {
-	var v sql.NullInt64
-	err := db.QueryRowContext(ctx, "SELECT @@session.idle_transaction_timeout").Scan(&v)
-	var me *mysql.MySQLError
-	switch {
-	case err == nil:
-		return "idle_transaction_timeout", nil
-	case errors.As(err, &me) && me.Number == mysqlErrUnknownSystemVariable:
-		return "wait_timeout", nil
+// Session variables whose names differ between servers, each with the
+// name to use when the server has none of the earlier ones:
+// MariaDB's idle_transaction_timeout ends only sessions idle inside a
+// transaction, while MySQL has none and its wait_timeout ends any idle
+// session; MySQL 8 and MariaDB 11.1 name the isolation level
+// transaction_isolation, earlier MariaDB only tx_isolation.
+var (
+	idleVariables      = []string{"idle_transaction_timeout", "wait_timeout"}
+	isolationVariables = []string{"transaction_isolation", "tx_isolation"}
+)
+
+// sessionVariable returns the first of names the server has, or the last.
+func sessionVariable(ctx context.Context, db *sql.DB, names []string) (string, error) {
+	for _, name := range names[:len(names)-1] {
+		var v sql.NullString
+		err := db.QueryRowContext(ctx, "SELECT @@session."+name).Scan(&v)
+		var me *mysql.MySQLError
+		switch {
+		case err == nil:
+			return name, nil
+		case !errors.As(err, &me) || me.Number != mysqlErrUnknownSystemVariable:
+			return "", err
+		}
 	}
-	return "", err
+	return names[len(names)-1], nil
 }
 
 // BeginExecutionTx begins an idempotent execution's transaction on a session
@@ -50,18 +62,34 @@ func idleTimeoutVariable(ctx context.Context, db *sql.DB) (string, error) {
 // it); a worker that cannot renew stops the execution before then, and the
 // end of its context rolls the transaction back.
 func (s *store) BeginExecutionTx(ctx context.Context, lease time.Duration) (*sql.Tx, func(), error) {
-	return s.beginBounded(ctx, lease+time.Second, nil)
+	return s.beginBounded(ctx, bounds{idle: lease + time.Second})
 }
 
 // boundedTx runs fn in a READ COMMITTED transaction whose session the server
-// ends after idle without a statement (see claimSessionIdle).
-func (s *store) boundedTx(ctx context.Context, idle time.Duration, fn func(tx *sql.Tx) error) error {
-	return s.boundedTxAt(ctx, idle, sql.LevelReadCommitted, fn)
+// ends after idle without a statement (see claimSessionIdle). The session
+// leaves autocommit off, so fn's first statement begins the transaction:
+// no round trip for an isolation level or a START TRANSACTION of its own.
+func (s *store) boundedTx(ctx context.Context, idle time.Duration, fn func(q mysqldb.DBTX) error) error {
+	conn, release, err := s.boundedSession(ctx, bounds{idle: idle, isolation: readCommitted, autocommitOff: true})
+	if err != nil {
+		return err
+	}
+	if err := fn(conn); err != nil {
+		// A context that is done cannot send the ROLLBACK: the session is
+		// then discarded, and the server rolls back as it closes.
+		_, rerr := conn.ExecContext(ctx, "ROLLBACK")
+		release(rerr == nil)
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	release(err == nil)
+	return err
 }
 
-// boundedTxAt is boundedTx at the isolation level level.
-func (s *store) boundedTxAt(ctx context.Context, idle time.Duration, level sql.IsolationLevel, fn func(tx *sql.Tx) error) error {
-	tx, done, err := s.beginBounded(ctx, idle, &sql.TxOptions{Isolation: level})
+// boundedTxAt runs fn in a transaction at isolation on a bounded session,
+// as a *sql.Tx (for statements prepared on the pool: tx.StmtContext).
+func (s *store) boundedTxAt(ctx context.Context, idle time.Duration, isolation string, fn func(tx *sql.Tx) error) error {
+	tx, done, err := s.beginBounded(ctx, bounds{idle: idle, isolation: isolation})
 	if err != nil {
 		return err
 	}
@@ -73,28 +101,56 @@ func (s *store) boundedTxAt(ctx context.Context, idle time.Duration, level sql.I
 	return tx.Commit()
 }
 
-// beginBounded begins a transaction on a connection of the pool whose
-// server-side idle timeout, and its timeouts for a client that stops
-// reading or writing half-way, are set to idle (whole seconds, rounded
-// up). done, called after the transaction ends, restores the session's own
-// values before the connection returns to the pool, or discards a
-// connection that cannot be restored: the caller's own transactions on
-// that pool never run under leasegen's timeouts.
-func (s *store) beginBounded(ctx context.Context, idle time.Duration, opts *sql.TxOptions) (*sql.Tx, func(), error) {
-	if err := s.Check(ctx); err != nil { // learns the idle variable
+// The isolation levels a bounded session sets, as the server names them.
+const (
+	readCommitted  = "READ-COMMITTED"
+	repeatableRead = "REPEATABLE-READ"
+)
+
+// bounds are what a bounded session sets for leasegen, in the one SET
+// statement that also saves the session's own values.
+type bounds struct {
+	// idle bounds how long the server keeps the session while its client
+	// says nothing, and its timeouts for a client that stops reading or
+	// writing half-way (whole seconds, rounded up).
+	idle time.Duration
+	// isolation is the session's transaction isolation level; "" keeps it.
+	isolation string
+	// autocommitOff makes the session's next statement begin a
+	// transaction that lasts until COMMIT or ROLLBACK.
+	autocommitOff bool
+}
+
+// beginBounded begins a transaction on a bounded session (boundedSession);
+// done, called after the transaction ends, restores the session.
+func (s *store) beginBounded(ctx context.Context, b bounds) (*sql.Tx, func(), error) {
+	conn, release, err := s.boundedSession(ctx, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		release(false)
+		return nil, nil, err
+	}
+	return tx, func() { release(true) }, nil
+}
+
+// boundedSession takes a connection of the pool and sets b on its session.
+// release(true), called once the session's transaction has ended, restores
+// the session's own values before the connection returns to the pool;
+// release(false), or a restore that fails, discards the connection: the
+// caller's own transactions on that pool never run under leasegen's
+// settings.
+func (s *store) boundedSession(ctx context.Context, b bounds) (*sql.Conn, func(restore bool), error) {
+	if err := s.Check(ctx); err != nil { // learns the variables' names
 		return nil, nil, err
 	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	secs := int64(math.Ceil(idle.Seconds()))
-	v := s.idleVariable
-	set := fmt.Sprintf("SET @leasegen_idle = @@session.%[1]s, @leasegen_write = @@session.net_write_timeout, "+
-		"@leasegen_read = @@session.net_read_timeout, SESSION %[1]s = %[2]d, SESSION net_write_timeout = %[2]d, "+
-		"SESSION net_read_timeout = %[2]d", v, secs)
-	restore := fmt.Sprintf("SET SESSION %s = @leasegen_idle, SESSION net_write_timeout = @leasegen_write, "+
-		"SESSION net_read_timeout = @leasegen_read", v)
+	set, restore := s.sessionStatements(b)
 	discard := func() {
 		_ = conn.Raw(func(any) error { return sqldriver.ErrBadConn }) // closed, not pooled
 		_ = conn.Close()
@@ -103,12 +159,11 @@ func (s *store) beginBounded(ctx context.Context, idle time.Duration, opts *sql.
 		discard()
 		return nil, nil, err
 	}
-	tx, err := conn.BeginTx(ctx, opts)
-	if err != nil {
-		discard()
-		return nil, nil, err
-	}
-	done := func() {
+	release := func(ok bool) {
+		if !ok {
+			discard()
+			return
+		}
 		// The caller's context may be spent; the restore gets its own.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimSessionIdle)
 		defer cancel()
@@ -118,5 +173,31 @@ func (s *store) beginBounded(ctx context.Context, idle time.Duration, opts *sql.
 		}
 		_ = conn.Close()
 	}
-	return tx, done, nil
+	return conn, release, nil
+}
+
+// sessionStatements returns the SET that saves the session's values and
+// sets b, and the SET that restores them. The server assigns left to
+// right, so each value is saved before it is set.
+func (s *store) sessionStatements(b bounds) (set, restore string) {
+	secs := int64(math.Ceil(b.idle.Seconds()))
+	type setting struct{ name, saved, value string }
+	settings := []setting{
+		{s.idleVariable, "@leasegen_idle", fmt.Sprint(secs)},
+		{"net_write_timeout", "@leasegen_write", fmt.Sprint(secs)},
+		{"net_read_timeout", "@leasegen_read", fmt.Sprint(secs)},
+	}
+	if b.isolation != "" {
+		settings = append(settings, setting{s.isolationVariable, "@leasegen_isolation", "'" + b.isolation + "'"})
+	}
+	if b.autocommitOff {
+		settings = append(settings, setting{"autocommit", "@leasegen_autocommit", "0"})
+	}
+	var saves, sets, restores []string
+	for _, v := range settings {
+		saves = append(saves, fmt.Sprintf("%s = @@session.%s", v.saved, v.name))
+		sets = append(sets, fmt.Sprintf("SESSION %s = %s", v.name, v.value))
+		restores = append(restores, fmt.Sprintf("SESSION %s = %s", v.name, v.saved))
+	}
+	return "SET " + strings.Join(append(saves, sets...), ", "), "SET " + strings.Join(restores, ", ")
 }

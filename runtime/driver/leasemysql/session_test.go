@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
 )
 
 // The session checks refuse connections whose times would be misread.
@@ -62,4 +66,60 @@ func TestEnqueuePayloadWithinServerLimit(t *testing.T) {
 	}
 	_, err = client.Enqueue(bg, "a", []byte(`{}`))
 	dbtest.Must(t, "the next enqueue", err)
+}
+
+// A bounded transaction runs at READ COMMITTED with autocommit off, and
+// the pool's connection comes back with the session's own values, after a
+// commit and after a rollback.
+func TestBoundedSessionsRestoreTheSession(t *testing.T) {
+	t.Parallel()
+	db := dbtest.New(t)
+	pool, err := sql.Open("mysql", db.DSN)
+	dbtest.Must(t, "open", err)
+	t.Cleanup(func() { pool.Close() })
+	pool.SetMaxOpenConns(1) // every statement below runs on the one session
+	engine := engineOn(pool)
+	dbtest.Must(t, "migrate", engine.Migrate(bg))
+	s := New(pool).(*store)
+	dbtest.Must(t, "check", s.Check(bg))
+	settings := fmt.Sprintf("SELECT CONCAT_WS(' ', @@session.autocommit + 0, @@session.%s, @@session.%s, @@session.net_read_timeout, @@session.net_write_timeout)",
+		s.isolationVariable, s.idleVariable)
+	read := func(q mysqldb.DBTX) string {
+		var v string
+		dbtest.Must(t, "read the session", q.QueryRowContext(bg, settings).Scan(&v))
+		return v
+	}
+	before := read(pool)
+
+	c, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	dbtest.Must(t, "client", err)
+	_, err = c.Enqueue(bg, "a", nil)
+	dbtest.Must(t, "enqueue", err)
+	claimed, err := s.Claim(bg, driver.ClaimRequest{Owner: "w", Lease: time.Minute, Types: []string{"a"}, Max: 1})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %d tasks, %v", len(claimed), err)
+	}
+	if after := read(pool); after != before {
+		t.Errorf("after a claim the session reads %q, before %q", after, before)
+	}
+
+	failed := errors.New("fn failed")
+	err = s.boundedTx(bg, claimSessionIdle, func(q mysqldb.DBTX) error {
+		if inside, want := read(q), "0 READ-COMMITTED 2 2 2"; inside != want {
+			t.Errorf("inside a bounded transaction the session reads %q, want %q", inside, want)
+		}
+		if _, err := q.ExecContext(bg, "UPDATE leasegen_tasks SET priority = 9"); err != nil {
+			return err
+		}
+		return failed
+	})
+	if !errors.Is(err, failed) {
+		t.Fatalf("boundedTx = %v, want %v", err, failed)
+	}
+	if after := read(pool); after != before {
+		t.Errorf("after a rollback the session reads %q, before %q", after, before)
+	}
+	if n := db.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE priority = 9"); n != 0 {
+		t.Errorf("%d rows keep the failed transaction's update", n)
+	}
 }

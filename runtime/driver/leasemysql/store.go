@@ -51,8 +51,9 @@ type store struct {
 	prepared       *sql.Stmt
 	preparedFailed bool
 	// idleVariable is the session variable that bounds an idle
-	// transaction (idleTimeoutVariable).
-	idleVariable string
+	// transaction, isolationVariable the one that holds the isolation
+	// level (sessionVariable).
+	idleVariable, isolationVariable string
 	// maxPayload is the largest payload a statement can carry under the
 	// server's max_allowed_packet (escapedLimit).
 	maxPayload int
@@ -120,7 +121,10 @@ func (s *store) Check(ctx context.Context) error {
 	if !probe.Equal(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)) {
 		return fmt.Errorf("leasegen: the MySQL driver parses times in %s: use loc=UTC in the DSN", probe.Location())
 	}
-	if s.idleVariable, err = idleTimeoutVariable(ctx, s.db); err != nil {
+	if s.idleVariable, err = sessionVariable(ctx, s.db, idleVariables); err != nil {
+		return fmt.Errorf("leasegen: checking the MySQL session: %w", err)
+	}
+	if s.isolationVariable, err = sessionVariable(ctx, s.db, isolationVariables); err != nil {
 		return fmt.Errorf("leasegen: checking the MySQL session: %w", err)
 	}
 	s.returning = isMariaDB(version)

@@ -2,7 +2,6 @@ package leasemysql
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -28,7 +27,7 @@ func (s *store) RollupThroughput(ctx context.Context, settle, keep time.Duration
 			}), err
 		},
 		func(rows []sqlbuild.MinuteRow, trimBefore time.Time) error {
-			return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
+			return s.boundedTx(ctx, claimSessionIdle, func(tx mysqldb.DBTX) error {
 				for _, r := range rows {
 					err := s.q.ThroughputInsert(ctx, tx, mysqldb.ThroughputInsertParams{
 						TaskType: r.Type, MinuteAt: r.Minute, Succeeded: r.Succeeded, Failed: r.Failed, Cancelled: r.Cancelled,

@@ -2,7 +2,6 @@ package leasemysql
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -13,7 +12,7 @@ import (
 
 func (s *store) RegisterWorker(ctx context.Context, r driver.WorkerRegistration, admit func(live []leasetype.WorkerInfo) error) error {
 	return s.retry(ctx, func() error {
-		return s.boundedTx(ctx, claimSessionIdle, func(tx *sql.Tx) error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx mysqldb.DBTX) error {
 			if err := s.q.WorkerLockRegistry(ctx, tx); err != nil {
 				return fmt.Errorf("leasegen: lock the worker registry: %w", err)
 			}
