@@ -80,12 +80,22 @@ func (w *wakeups) Unsubscribe(ch chan<- struct{}) {
 	}
 }
 
-// Notify wakes this process's workers of taskType now and queues the type
-// for the next notification, which a short-lived goroutine sends at most
-// once per notifyGap.
+// Notify wakes this process's workers of taskType now and notifies the
+// other processes. A notification with nothing to coalesce with (none sent
+// within notifyGap, none queued) goes out before Notify returns, so a
+// process that exits right after its enqueue (a command, a job) still
+// wakes the others; within the gap the type is queued for the next
+// notification, which a short-lived goroutine sends at most once per
+// notifyGap.
 func (w *wakeups) Notify(taskType string) {
 	w.local.Notify(taskType)
 	w.mu.Lock()
+	if !w.flushing && time.Since(w.lastNotify) >= notifyGap {
+		w.lastNotify = time.Now()
+		w.mu.Unlock()
+		w.send([]string{taskType})
+		return
+	}
 	defer w.mu.Unlock()
 	w.pending[taskType] = true
 	if !w.flushing {

@@ -80,3 +80,31 @@ func waitListening(t *testing.T, b *drivertest.Bundle, want int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A process that enqueues and exits at once (a command, a job) wakes the
+// workers of another: its notification is sent before the enqueue
+// returns, not by a goroutine the exit would cut short. The other engine's
+// pool closes right after the enqueue, as the process's would.
+func TestNotifyOfAProcessThatExits(t *testing.T) {
+	t.Parallel()
+	b := drivertest.Setup(t, &harness)
+	wake := make(chan struct{}, 1)
+	b.Driver.Subscribe(wake, []string{"ping"})
+	defer b.Driver.Unsubscribe(wake)
+	waitListening(t, b, 1)
+	select { // the listener wakes everyone once it listens
+	case <-wake:
+	case <-time.After(time.Second):
+	}
+	pool := b.DB.Open(t)
+	other, err := runtime.NewClient(runtime.NewEngine(New(pool)), runtime.ClientConfig{})
+	dbtest.Must(t, "client of another engine", err)
+	_, err = other.Enqueue(bg, "ping", nil)
+	dbtest.Must(t, "enqueue", err)
+	dbtest.Must(t, "close the other pool", pool.Close())
+	select {
+	case <-wake:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no wake-up within 5s of an enqueue by a process that exited")
+	}
+}
