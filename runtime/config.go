@@ -35,8 +35,9 @@ type Config struct {
 	RecoveryPause      time.Duration
 	// MaxConcurrency is the number of handlers this worker runs at once
 	// (its local slots). A slot frees when its handler returns, while the
-	// outcome is still being written, so up to MaxConcurrency more leases
-	// may wait for their outcome write. Default 100.
+	// outcome is still being written, so as many more leases as the slots
+	// and the ready queue (Prefetch) hold may wait for their outcome write.
+	// Default 100.
 	MaxConcurrency int
 	// Prefetch bounds the claimed tasks that wait for a free slot (the
 	// claim pipeline): a handler that returns starts the next one without

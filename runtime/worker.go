@@ -362,12 +362,13 @@ func (w *Worker) snapshot() []*execution {
 // freeSlots is how many more tasks the worker may claim: its free slots,
 // and the room left in its ready queue. A slot frees when its handler
 // returns, while the outcome is still being written, so claims and outcome
-// writes overlap; at most MaxConcurrency outcomes may wait.
+// writes overlap; at most as many outcomes may wait as the slots and the
+// ready queue hold.
 func (w *Worker) freeSlots() int {
-	ahead := w.prefetch.target()
+	holds := w.cfg.MaxConcurrency + w.prefetch.target()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return min(w.cfg.MaxConcurrency+ahead-w.running-len(w.ready), 2*w.cfg.MaxConcurrency+ahead-len(w.active))
+	return min(holds-w.running-len(w.ready), 2*holds-len(w.active))
 }
 
 // runningHandlers is how many handlers have not returned.
