@@ -18,25 +18,14 @@ import (
 func TestNotifyReachesSubscriberOfAnotherEngine(t *testing.T) {
 	t.Parallel()
 	b := drivertest.Setup(t, &harness)
-	wake := make(chan struct{}, 1)
-	b.Driver.Subscribe(wake, []string{"ping"})
-	defer b.Driver.Unsubscribe(wake)
-	waitListening(t, b, 1)
-	select { // the listener wakes everyone once it listens
-	case <-wake:
-	case <-time.After(time.Second):
-	}
+	wake := listeningSubscriber(t, b, "ping")
 	other, err := runtime.NewClient(runtime.NewEngine(New(b.DB.Open(t))), runtime.ClientConfig{})
 	dbtest.Must(t, "client of another engine", err)
 	_, err = other.Enqueue(bg, "unrelated", nil)
 	dbtest.Must(t, "enqueue", err)
 	_, err = other.Enqueue(bg, "ping", nil)
 	dbtest.Must(t, "enqueue", err)
-	select {
-	case <-wake:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no wake-up within 5s of another engine's enqueue")
-	}
+	waitWake(t, wake, "another engine's enqueue")
 }
 
 // A worker starts a task another engine enqueued, and its listener hands
@@ -68,6 +57,33 @@ func TestNotifyWakesWorkerOfAnotherEngine(t *testing.T) {
 	waitListening(t, b, 0)
 }
 
+// listeningSubscriber subscribes a channel to taskType's wake-ups, waits
+// until the driver's listener LISTENs, and takes the wake-up the listener
+// sends everyone once it does, so the channel then signals notifications
+// only.
+func listeningSubscriber(t *testing.T, b *drivertest.Bundle, taskType string) <-chan struct{} {
+	t.Helper()
+	wake := make(chan struct{}, 1)
+	b.Driver.Subscribe(wake, []string{taskType})
+	t.Cleanup(func() { b.Driver.Unsubscribe(wake) })
+	waitListening(t, b, 1)
+	select {
+	case <-wake:
+	case <-time.After(time.Second):
+	}
+	return wake
+}
+
+// waitWake fails the test unless wake signals within 5s of after.
+func waitWake(t *testing.T, wake <-chan struct{}, after string) {
+	t.Helper()
+	select {
+	case <-wake:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no wake-up within 5s of %s", after)
+	}
+}
+
 // waitListening waits up to 5s until want sessions other than b's LISTEN.
 func waitListening(t *testing.T, b *drivertest.Bundle, want int) {
 	t.Helper()
@@ -88,23 +104,12 @@ func waitListening(t *testing.T, b *drivertest.Bundle, want int) {
 func TestNotifyOfAProcessThatExits(t *testing.T) {
 	t.Parallel()
 	b := drivertest.Setup(t, &harness)
-	wake := make(chan struct{}, 1)
-	b.Driver.Subscribe(wake, []string{"ping"})
-	defer b.Driver.Unsubscribe(wake)
-	waitListening(t, b, 1)
-	select { // the listener wakes everyone once it listens
-	case <-wake:
-	case <-time.After(time.Second):
-	}
+	wake := listeningSubscriber(t, b, "ping")
 	pool := b.DB.Open(t)
 	other, err := runtime.NewClient(runtime.NewEngine(New(pool)), runtime.ClientConfig{})
 	dbtest.Must(t, "client of another engine", err)
 	_, err = other.Enqueue(bg, "ping", nil)
 	dbtest.Must(t, "enqueue", err)
 	dbtest.Must(t, "close the other pool", pool.Close())
-	select {
-	case <-wake:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no wake-up within 5s of an enqueue by a process that exited")
-	}
+	waitWake(t, wake, "an enqueue by a process that exited")
 }
