@@ -45,8 +45,7 @@ func (s *store) claimTx(ctx context.Context, tx mysqldb.DBTX, req driver.ClaimRe
 	if err != nil || len(picked) == 0 {
 		return nil, err
 	}
-	claimed, groups := sqlbuild.LeaseGroups(req, picked)
-	for lease, group := range groups {
+	for lease, group := range sqlbuild.MarkClaimed(req, picked) {
 		err = s.q.TaskClaimMark(ctx, tx, mysqldb.TaskClaimMarkParams{
 			LeaseOwner: req.Owner,
 			LeaseUs:    micros(lease),
@@ -56,7 +55,7 @@ func (s *store) claimTx(ctx context.Context, tx mysqldb.DBTX, req driver.ClaimRe
 			return nil, err
 		}
 	}
-	return claimed, nil
+	return picked, nil
 }
 
 // mysqlClaimSource reads a claim's inputs inside its transaction.
@@ -102,8 +101,8 @@ func (c mysqlClaimSource) RunningByType(ctx context.Context) (map[string]int, er
 // every entry that recent claims left for purge at the head of the queue:
 // up to three times the cost of the whole claim under a steady burn-down.
 // Tasks another claim held are excluded from the next round's scan.
-func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit int) ([]sqlbuild.Candidate, error) {
-	out := make([]sqlbuild.Candidate, 0, limit) // the poller asks for at most maxClaimBatch
+func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit int) ([]driver.ClaimedTask, error) {
+	out := make([]driver.ClaimedTask, 0, limit) // the poller asks for at most maxClaimBatch
 	// No task has id 0: an empty slice would become IN (NULL), which
 	// NOT IN turns into "exclude everything".
 	excluded := []int64{0}
@@ -118,14 +117,11 @@ func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit 
 			return nil, err
 		}
 		for _, r := range rows {
-			out = append(out, sqlbuild.Candidate{
-				ClaimedTask: driver.ClaimedTask{
-					ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
-					AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
-					MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-					Metadata: sqlbuild.NullBytes(r.Metadata),
-				},
-				ClaimedAt: r.ClaimedAt,
+			out = append(out, driver.ClaimedTask{
+				ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
+				AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
+				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+				Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: r.ClaimedAt,
 			})
 		}
 		if len(rows) == len(ids) || len(ids) < want {

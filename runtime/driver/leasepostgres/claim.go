@@ -58,7 +58,7 @@ func (s *store) claimOne(ctx context.Context, req driver.ClaimRequest) ([]driver
 			Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: utc(r.StartedAt),
 		}
 	}
-	slices.SortFunc(claimed, sqlbuild.TaskOrder) // RETURNING follows no order
+	slices.SortFunc(claimed, sqlbuild.ClaimOrder) // RETURNING follows no order
 	return claimed, nil
 }
 
@@ -67,14 +67,13 @@ func (s *store) claimLimited(ctx context.Context, tx *sql.Tx, req driver.ClaimRe
 	if err != nil || len(picked) == 0 {
 		return nil, err
 	}
-	claimed, groups := sqlbuild.LeaseGroups(req, picked)
-	for lease, group := range groups {
+	for lease, group := range sqlbuild.MarkClaimed(req, picked) {
 		err = s.q.TaskClaimMark(ctx, nativeArrays{tx}, pgdb.TaskClaimMarkParams{LeaseOwner: req.Owner, LeaseUs: micros(lease), Ids: group})
 		if err != nil {
 			return nil, err
 		}
 	}
-	return claimed, nil
+	return picked, nil
 }
 
 // pgClaimSource reads a limited claim's inputs inside its transaction.
@@ -111,21 +110,18 @@ func (c pgClaimSource) RunningByType(ctx context.Context) (map[string]int, error
 	return running, nil
 }
 
-func (c pgClaimSource) Candidates(ctx context.Context, types []string, limit int) ([]sqlbuild.Candidate, error) {
+func (c pgClaimSource) Candidates(ctx context.Context, types []string, limit int) ([]driver.ClaimedTask, error) {
 	rows, err := c.s.q.TaskClaimCandidates(ctx, nativeArrays{c.tx}, pgdb.TaskClaimCandidatesParams{TaskTypes: types, Lim: int32(limit)})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]sqlbuild.Candidate, len(rows))
+	out := make([]driver.ClaimedTask, len(rows))
 	for i, r := range rows {
-		out[i] = sqlbuild.Candidate{
-			ClaimedTask: driver.ClaimedTask{
-				ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
-				AvailableAt: r.AvailableAt.UTC(), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
-				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-				Metadata: sqlbuild.NullBytes(r.Metadata),
-			},
-			ClaimedAt: r.ClaimedAt.UTC(),
+		out[i] = driver.ClaimedTask{
+			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
+			AvailableAt: r.AvailableAt.UTC(), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
+			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+			Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: r.ClaimedAt.UTC(),
 		}
 	}
 	return out, nil

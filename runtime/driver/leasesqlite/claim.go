@@ -87,7 +87,9 @@ func (s *store) takeScanned(ctx context.Context, req driver.ClaimRequest, scanne
 	claimed := make([]driver.ClaimedTask, 0, len(scanned))
 	for i, r := range scanned {
 		if taken[i] {
-			claimed = append(claimed, scannedCandidate(r).Claimed())
+			t := scannedTask(r)
+			t.Attempt++
+			claimed = append(claimed, t)
 		}
 	}
 	return claimed, nil
@@ -135,9 +137,8 @@ func (s *store) claimLimited(ctx context.Context, req driver.ClaimRequest) ([]dr
 		if err != nil || len(picked) == 0 {
 			return err
 		}
-		var groups map[time.Duration][]int64
-		claimed, groups = sqlbuild.LeaseGroups(req, picked)
-		for lease, group := range groups {
+		claimed = picked
+		for lease, group := range sqlbuild.MarkClaimed(req, picked) {
 			err := s.q.TaskClaimMark(ctx, conn, sqlitedb.TaskClaimMarkParams{
 				LeaseOwner: sqlbuild.NullString(req.Owner), LeaseMs: millis(lease), Ids: group,
 			})
@@ -175,27 +176,25 @@ func (c sqliteClaimSource) RunningByType(ctx context.Context) (map[string]int, e
 	return running, nil
 }
 
-func (c sqliteClaimSource) Candidates(ctx context.Context, types []string, limit int) ([]sqlbuild.Candidate, error) {
+func (c sqliteClaimSource) Candidates(ctx context.Context, types []string, limit int) ([]driver.ClaimedTask, error) {
 	rows, err := c.s.q.TaskClaimScan(ctx, c.conn, sqlitedb.TaskClaimScanParams{TaskTypes: types, Limit: int64(limit)})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]sqlbuild.Candidate, len(rows))
+	out := make([]driver.ClaimedTask, len(rows))
 	for i, r := range rows {
-		out[i] = scannedCandidate(r)
+		out[i] = scannedTask(r)
 	}
 	return out, nil
 }
 
-// scannedCandidate is a scanned row as a claim may take it.
-func scannedCandidate(r sqlitedb.TaskClaimScanRow) sqlbuild.Candidate {
-	return sqlbuild.Candidate{
-		ClaimedTask: driver.ClaimedTask{
-			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
-			AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
-			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
-			Metadata: sqlbuild.NullBytes(r.Metadata),
-		},
-		ClaimedAt: fromMillis(r.ScannedAt),
+// scannedTask is a scanned row as a claim may take it: at the row's
+// attempt, started when the scan read it.
+func scannedTask(r sqlitedb.TaskClaimScanRow) driver.ClaimedTask {
+	return driver.ClaimedTask{
+		ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
+		AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
+		MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+		Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: fromMillis(r.ScannedAt),
 	}
 }

@@ -9,23 +9,6 @@ import (
 	"github.com/leasegen/leasegen/runtime/driver"
 )
 
-// Candidate is a queued task a claim may take, as its row reads before the
-// claim (Attempt is the row's, StartedAt is zero), with the database's time
-// when the claim read it.
-type Candidate struct {
-	driver.ClaimedTask
-	ClaimedAt time.Time
-}
-
-// Claimed is the candidate as the claim's UPDATE leaves it: the same
-// changes, applied here instead of read back.
-func (c Candidate) Claimed() driver.ClaimedTask {
-	t := c.ClaimedTask
-	t.Attempt++
-	t.StartedAt = c.ClaimedAt
-	return t
-}
-
 // ClaimRounds bounds the rounds of a claim that scans for tasks without
 // locking them and then takes them: a round comes up short only when
 // concurrent claims took or hold its tasks.
@@ -39,8 +22,10 @@ type ClaimSource interface {
 	// LockLimits serializes the claimers of limited scopes until commit.
 	LockLimits(ctx context.Context, scopes []string) error
 	RunningByType(ctx context.Context) (map[string]int, error)
-	// Candidates locks up to limit claimable tasks of types, in claim order.
-	Candidates(ctx context.Context, types []string, limit int) ([]Candidate, error)
+	// Candidates locks up to limit claimable tasks of types, in claim
+	// order, as their rows read before the claim (Attempt is the row's)
+	// with StartedAt the database's time when the claim read them.
+	Candidates(ctx context.Context, types []string, limit int) ([]driver.ClaimedTask, error)
 }
 
 // PlanClaim picks the tasks a claim takes, of the types that are not
@@ -50,7 +35,7 @@ type ClaimSource interface {
 // then gets its own query bounded by its free slots, the unlimited types
 // share one, and the merged candidates are cut to the claim's order and
 // the global limit's free slots.
-func PlanClaim(ctx context.Context, src ClaimSource, req driver.ClaimRequest) ([]Candidate, error) {
+func PlanClaim(ctx context.Context, src ClaimSource, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
 	paused, err := src.PausedTypes(ctx)
 	if err != nil {
 		return nil, err
@@ -84,7 +69,7 @@ func PlanClaim(ctx context.Context, src ClaimSource, req driver.ClaimRequest) ([
 		return nil, nil
 	}
 	var unlimited []string
-	var picked []Candidate
+	var picked []driver.ClaimedTask
 	for _, t := range req.Types {
 		limit, ok := req.TypeLimits[t]
 		if !ok {
@@ -113,10 +98,7 @@ func PlanClaim(ctx context.Context, src ClaimSource, req driver.ClaimRequest) ([
 }
 
 // ClaimOrder is the claim index's order: priority DESC, available_at, id.
-func ClaimOrder(a, b Candidate) int { return TaskOrder(a.ClaimedTask, b.ClaimedTask) }
-
-// TaskOrder is ClaimOrder of claimed tasks.
-func TaskOrder(a, b driver.ClaimedTask) int {
+func ClaimOrder(a, b driver.ClaimedTask) int {
 	return cmp.Or(
 		cmp.Compare(b.Priority, a.Priority),
 		a.AvailableAt.Compare(b.AvailableAt),
@@ -124,16 +106,19 @@ func TaskOrder(a, b driver.ClaimedTask) int {
 	)
 }
 
-// LeaseGroups splits the candidates' ids by the lease of their type (one
-// group unless task types set their own lease) and returns the tasks as the
-// claim leaves them, in claim order.
-func LeaseGroups(req driver.ClaimRequest, picked []Candidate) (claimed []driver.ClaimedTask, groups map[time.Duration][]int64) {
-	claimed = make([]driver.ClaimedTask, len(picked))
-	groups = map[time.Duration][]int64{}
-	for i, c := range picked {
-		lease := req.LeaseFor(c.Type)
-		groups[lease] = append(groups[lease], int64(c.ID))
-		claimed[i] = c.Claimed()
+// MarkClaimed applies a claim's UPDATE to picked in place, so nothing is
+// read back (each task is at its next attempt), and returns their ids by
+// the lease of their type: one group unless task types set their own lease.
+func MarkClaimed(req driver.ClaimRequest, picked []driver.ClaimedTask) map[time.Duration][]int64 {
+	groups := make(map[time.Duration][]int64, 1)
+	for i := range picked {
+		picked[i].Attempt++
+		lease := req.LeaseFor(picked[i].Type)
+		group, ok := groups[lease]
+		if !ok && len(req.TypeLeases) == 0 {
+			group = make([]int64, 0, len(picked))
+		}
+		groups[lease] = append(group, int64(picked[i].ID))
 	}
-	return claimed, groups
+	return groups
 }
