@@ -106,9 +106,10 @@ func ClaimOrder(a, b driver.ClaimedTask) int {
 	)
 }
 
-// MarkClaimed applies a claim's UPDATE to picked in place, so nothing is
-// read back (each task is at its next attempt), and returns their ids by
-// the lease of their type: one group unless task types set their own lease.
+// MarkClaimed makes picked, in place, what the claim's UPDATE leaves them
+// (each task at its next attempt), so nothing is read back, and returns
+// their ids by the lease of their type, for that UPDATE: one group unless
+// task types set their own lease.
 func MarkClaimed(req driver.ClaimRequest, picked []driver.ClaimedTask) map[time.Duration][]int64 {
 	groups := make(map[time.Duration][]int64, 1)
 	for i := range picked {
