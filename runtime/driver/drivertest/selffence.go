@@ -83,8 +83,8 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 			return nil
 		},
 	})
-	if info := b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second); info.Attempt != 2 {
-		t.Errorf("rescued on attempt %d, want 2", info.Attempt)
+	if info := b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second); info.AttemptsUsed != 2 {
+		t.Errorf("rescued with %d attempts used, want 2", info.AttemptsUsed)
 	}
 	if s := w.Stats(); s.SelfFenced != 1 || s.HeartbeatFailures == 0 || s.Completed != 0 {
 		t.Errorf("cut-off worker stats %+v: want one self-fenced execution, failed heartbeats, no completion", s)

@@ -40,11 +40,11 @@ func testWorkerFailsAfterLastAttempt(t *testing.T, b *Bundle) {
 	}, runtime.WithBackoff(FastBackoff))
 	broken := b.Enqueue(t, "broken", runtime.WithMaxAttempts(2))
 	fatal := b.Enqueue(t, "fatal", runtime.WithMaxAttempts(5))
-	if info := b.WaitStatus(t, broken, runtime.StatusFailed, 5*time.Second); info.Attempt != 2 || info.FinishedAt.IsZero() {
-		t.Errorf("broken: attempt %d finished %v", info.Attempt, info.FinishedAt)
+	if info := b.WaitStatus(t, broken, runtime.StatusFailed, 5*time.Second); info.AttemptsUsed != 2 || info.FinishedAt.IsZero() {
+		t.Errorf("broken: %d attempts used, finished %v", info.AttemptsUsed, info.FinishedAt)
 	}
-	if info := b.WaitStatus(t, fatal, runtime.StatusFailed, 5*time.Second); info.Attempt != 1 || !strings.Contains(info.LastError, "bad input") {
-		t.Errorf("permanent failure: attempt %d error %q, want one attempt", info.Attempt, info.LastError)
+	if info := b.WaitStatus(t, fatal, runtime.StatusFailed, 5*time.Second); info.AttemptsUsed != 1 || !strings.Contains(info.LastError, "bad input") {
+		t.Errorf("permanent failure: %d attempts used, error %q, want one attempt", info.AttemptsUsed, info.LastError)
 	}
 }
 
@@ -54,8 +54,8 @@ func testWorkerRecordsPanicWithStack(t *testing.T, b *Bundle) {
 	}, runtime.WithBackoff(FastBackoff))
 	id := b.Enqueue(t, "panics", runtime.WithMaxAttempts(2))
 	info := b.WaitStatus(t, id, runtime.StatusFailed, 5*time.Second)
-	if info.Attempt != 2 || !strings.Contains(info.LastError, "panic: boom") || !strings.Contains(info.LastError, "testWorkerRecordsPanicWithStack") {
-		t.Errorf("attempt %d, last error %q: want 2 attempts and the stack", info.Attempt, info.LastError)
+	if info.AttemptsUsed != 2 || !strings.Contains(info.LastError, "panic: boom") || !strings.Contains(info.LastError, "testWorkerRecordsPanicWithStack") {
+		t.Errorf("%d attempts used, last error %q: want 2 attempts and the stack", info.AttemptsUsed, info.LastError)
 	}
 }
 
@@ -165,8 +165,8 @@ func testStopDrainsWhileRenewing(t *testing.T, b *Bundle) {
 	defer cancel()
 	dbtest.Must(t, "stop", w.Stop(ctx))
 	info, _ := b.Client.Get(bg, id)
-	if info.Status != runtime.StatusSuccess || info.Attempt != 1 {
-		t.Errorf("after a draining stop: %s attempt %d, want SUCCESS on attempt 1", info.Status, info.Attempt)
+	if info.Status != runtime.StatusSuccess || info.AttemptsUsed != 1 {
+		t.Errorf("after a draining stop: %s with %d attempts used, want SUCCESS on the first", info.Status, info.AttemptsUsed)
 	}
 }
 
@@ -252,8 +252,8 @@ func testShortLeaseKeepsItsLease(t *testing.T, b *Bundle) {
 	}, runtime.WithLease(600*time.Millisecond))
 	id := b.Enqueue(t, "thumbnail")
 	info := b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second)
-	if s := w.Stats(); info.Attempt != 1 || s.LeasesLost != 0 || s.SelfFenced != 0 {
-		t.Errorf("a task of 2.5 leases: attempt %d, %d leases lost, %d self-fenced; want its one lease renewed throughout", info.Attempt, s.LeasesLost, s.SelfFenced)
+	if s := w.Stats(); info.AttemptsUsed != 1 || s.LeasesLost != 0 || s.SelfFenced != 0 {
+		t.Errorf("a task of 2.5 leases: %d attempts used, %d leases lost, %d self-fenced; want its one lease renewed throughout", info.AttemptsUsed, s.LeasesLost, s.SelfFenced)
 	}
 
 	slow, err := runtime.NewWorker(b.Engine, runtime.Config{Logger: QuietLogger(), HeartbeatInterval: 10 * time.Second})
@@ -281,7 +281,7 @@ func testWorkerCompletesTask(t *testing.T, b *Bundle) {
 	if p := <-got; p != `{"x":1}` {
 		t.Errorf("payload = %s", p)
 	}
-	if info.Result != "artifact-1" || info.Attempt != 1 || info.FinishedAt.IsZero() || !info.LeaseUntil.IsZero() {
+	if info.Result != "artifact-1" || info.AttemptsUsed != 1 || info.FinishedAt.IsZero() || !info.LeaseUntil.IsZero() {
 		t.Errorf("finished task = %+v", info)
 	}
 }
