@@ -14,8 +14,9 @@ import (
 )
 
 // A small demo run on SQLite passes its own checks: every task finished,
-// the killed worker's tasks were recovered within the bound, no effect
-// happened twice.
+// the killed worker's tasks were recovered, no effect happened twice. (How
+// soon they ran again is reported, not checked: the conformance suite
+// checks the recovery bound.)
 func TestDemoPassesItsChecks(t *testing.T) { runDemoBinary(t) }
 
 // The same on PostgreSQL, through -dsn postgres://...
