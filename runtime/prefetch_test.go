@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // runningRows counts the tasks the database holds RUNNING.
@@ -136,5 +138,39 @@ func waitStatus(t *testing.T, c *Client, id TaskID, want Status) TaskInfo {
 			t.Fatalf("task %d is %s, want %s", id, info.Status, want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A worker claims for its free slots and its ready queue's room, and no
+// further than the outcomes that may wait for their write allow: as many
+// as the slots and the ready queue hold. So claims run ahead of quick
+// handlers while the completion loop keeps up, and stop when it lags.
+func TestFreeSlotsBoundTheOutcomesThatWait(t *testing.T) {
+	w, err := NewWorker(newSQLiteEngine(t), Config{MaxConcurrency: 10, Prefetch: 20, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.prefetch.avgRun.Store(int64(time.Microsecond))
+	w.prefetch.avgClaim.Store(int64(time.Millisecond)) // quick handlers: the ready queue's target is its limit, 20
+	for _, c := range []struct {
+		name                   string
+		running, ready, active int
+		want                   int
+	}{
+		{"idle", 0, 0, 0, 30},
+		{"slots and ready queue full", 10, 20, 30, 0},
+		{"half the slots busy", 5, 0, 5, 25},
+		{"45 outcomes waiting", 0, 0, 45, 15},
+		{"as many outcomes waiting as slots and queue hold", 0, 0, 60, 0},
+		{"busy slots, outcomes waiting", 10, 0, 50, 10},
+	} {
+		w.running, w.ready = c.running, make([]readyTask, c.ready)
+		w.active = make(map[driver.LeaseRef]*execution, c.active)
+		for i := range c.active {
+			w.active[driver.LeaseRef{ID: TaskID(i + 1), Attempt: 1}] = nil
+		}
+		if got := w.freeSlots(); got != c.want {
+			t.Errorf("%s (%d running, %d ready, %d active): freeSlots = %d, want %d", c.name, c.running, c.ready, c.active, got, c.want)
+		}
 	}
 }
