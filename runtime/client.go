@@ -257,17 +257,28 @@ const (
 // When ctx ends first, Wait returns the task as it last read it and ctx's
 // error; a task that does not exist is ErrTaskNotFound at once.
 func (c *Client) Wait(ctx context.Context, id TaskID) (TaskInfo, error) {
+	var last TaskInfo
 	for wait := firstWait; ; wait = min(2*wait, lastWait) {
 		info, err := c.Get(ctx, id)
+		if err != nil && last.ID != 0 && ctx.Err() != nil {
+			// ctx ended during a read: the last read stands.
+			return last, waitEnded(ctx, id, last)
+		}
 		if err != nil || info.Status.Terminal() {
 			return info, err
 		}
+		last = info
 		select {
 		case <-ctx.Done():
-			return info, fmt.Errorf("leasegen: waiting for task %d (%s): %w", id, info.Status, ctx.Err())
+			return info, waitEnded(ctx, id, info)
 		case <-time.After(wait):
 		}
 	}
+}
+
+// waitEnded is Wait's error when ctx ends before task id is finished.
+func waitEnded(ctx context.Context, id TaskID, last TaskInfo) error {
+	return fmt.Errorf("leasegen: waiting for task %d (%s): %w", id, last.Status, ctx.Err())
 }
 
 // ListByOwner returns up to limit tasks of owner, newest first, in any of

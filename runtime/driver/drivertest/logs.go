@@ -76,6 +76,14 @@ func testFailuresAreLogged(t *testing.T, b *Bundle) {
 	var book LogBook
 	cfg := Config()
 	cfg.Logger = book.Logger()
+	// Leases long enough that a loaded machine's stall costs no attempt:
+	// the lines counted below are the handlers' failures alone.
+	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the worker's log:\n%s", book.String())
+		}
+	})
 	retried := b.Enqueue(t, "flaky", runtime.WithMaxAttempts(3))
 	permanent := b.Enqueue(t, "broken")
 	panicking := b.Enqueue(t, "panics", runtime.WithMaxAttempts(2))
