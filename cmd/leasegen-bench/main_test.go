@@ -30,7 +30,7 @@ func TestBenchmarkPrintsEveryFigure(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			want := []string{"enqueue, one at a time", "enqueue, batches of 1,000", "burn-down, 1 worker process",
-				"burn-down, 2 worker processes", ceilingName, flipsCeilingName, naiveName, latencyName(true, "p99"), latencyName(false, "p99"),
+				"burn-down, 2 worker processes", ceilingName, flipsCeilingName, protocolName, naiveName, latencyName(true, "p99"), latencyName(false, "p99"),
 				"first task after 1s idle, other process", "recovery after kill -9", recoveryBoundName,
 				"worker RSS", "targets:", "burn-down >= 10x the naive baseline"}
 			if name == "mysql" {

@@ -35,6 +35,9 @@ func steps(o options) []step {
 	}
 	return append(all, []step{
 		{"ceiling", "row-update ceiling", ceiling},
+		{"ceiling", "the protocol's statements alone", func(ctx context.Context, s *scratch, t *table) error {
+			return protocol(ctx, o, s, t)
+		}},
 		{"ceiling", "naive baseline", naive},
 		{"latency", "latency in process", func(ctx context.Context, s *scratch, t *table) error {
 			return latency(ctx, o, s, true, t)

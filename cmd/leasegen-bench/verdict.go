@@ -29,6 +29,9 @@ func printVerdicts(w io.Writer, o options, t *table) {
 	if haveDefault {
 		fmt.Fprintf(w, "burn-down with the default Config: %.0f%% of the ceiling, run by run %s\n", 100*defaultShare.median, defaultShare.runs)
 	}
+	if bare, ok := ceilingShare(t, protocolName, ceilingName); ok {
+		fmt.Fprintf(w, "the protocol's statements alone, no worker: %.0f%% of the ceiling, run by run %s\n", 100*bare.median, bare.runs)
+	}
 	burnTarget := 20000.0
 	if o.sqlite {
 		burnTarget = 25000
