@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime"
@@ -74,8 +75,8 @@ func completeAll(ctx context.Context, d driver.Driver, batches <-chan []driver.C
 			continue // drain, so the claim loop never blocks
 		}
 		oks, err := d.CompleteMany(ctx, "protocol", reqs)
-		if err == nil && !oks[len(oks)-1] {
-			err = fmt.Errorf("protocol: a completion lost its lease")
+		if lost := slices.Index(oks, false); err == nil && lost >= 0 {
+			err = fmt.Errorf("protocol: the completion of task %d lost its lease", reqs[lost].Ref.ID)
 		}
 		failed = err
 	}
