@@ -56,7 +56,12 @@ func testRunIdempotentLostLeaseRollsBack(t *testing.T, b *Bundle) {
 		err     error
 	}
 	expired := make(chan outcome, 1)
-	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+	// Leases long enough that a loaded machine's stalled renewals cannot
+	// self-fence the execution (ErrLeaseExpiring) before its fenced
+	// completion or a renewal finds the expired lease.
+	cfg := Config()
+	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
+	b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
 		"charge": func(ctx context.Context, task *runtime.Task) error {
 			first := calls.Add(1) == 1
 			if first { // the lease runs out before the handler commits
