@@ -56,12 +56,8 @@ func testRunIdempotentLostLeaseRollsBack(t *testing.T, b *Bundle) {
 		err     error
 	}
 	expired := make(chan outcome, 1)
-	// Leases long enough that a loaded machine's stalled renewals cannot
-	// self-fence the execution (ErrLeaseExpiring) before its fenced
-	// completion or a renewal finds the expired lease.
-	cfg := Config()
-	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
-	b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
+	// The fenced completion or a renewal, not a stall, finds the lease gone.
+	b.StartWorker(t, StallProofConfig(), map[string]runtime.HandlerFunc{
 		"charge": func(ctx context.Context, task *runtime.Task) error {
 			first := calls.Add(1) == 1
 			if first { // the lease runs out before the handler commits

@@ -74,11 +74,10 @@ func (l *LogBook) Logger() *slog.Logger {
 // for good or its handler panicked, with the stack.
 func testFailuresAreLogged(t *testing.T, b *Bundle) {
 	var book LogBook
-	cfg := Config()
+	// The lines counted below are the handlers' failures alone, not a
+	// loaded machine's stalls.
+	cfg := StallProofConfig()
 	cfg.Logger = book.Logger()
-	// Leases long enough that a loaded machine's stall costs no attempt:
-	// the lines counted below are the handlers' failures alone.
-	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the worker's log:\n%s", book.String())

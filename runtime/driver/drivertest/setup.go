@@ -216,6 +216,16 @@ func Config() runtime.Config {
 	}
 }
 
+// StallProofConfig is Config with 5 s leases and a 1 s heartbeat, for tests
+// about something other than the lease's timing: a loaded machine's stalled
+// renewals then cost no attempt and cannot self-fence an execution
+// (ErrLeaseExpiring) in the 0.9 s that Config's lease allows.
+func StallProofConfig() runtime.Config {
+	cfg := Config()
+	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
+	return cfg
+}
+
 // QuietLogger discards what it is given.
 func QuietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
