@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -27,15 +28,15 @@ func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	if f.Limit < 0 || f.OlderThan < 0 || f.BeforeID < 0 {
 		return nil, fmt.Errorf("%w: list limit, age and BeforeID must not be negative", ErrInvalidTask)
 	}
-	infos, err := c.engine.driver.List(ctx, f)
-	return infos, c.engine.classify(err)
+	infos, err := c.engine.tables.TaskList(ctx, f)
+	return infos, c.engine.failed(err, "list tasks")
 }
 
 // Retry queues a FAILED or CANCELLED task again, with all its attempts.
 // It returns ErrTaskNotFound for an unknown id and ErrTaskNotRetryable for a
 // task in another status.
 func (c *Client) Retry(ctx context.Context, id TaskID) error {
-	before, err := c.engine.driver.Get(ctx, id)
+	before, err := c.engine.tables.TaskGet(ctx, id)
 	if err != nil {
 		return c.engine.classify(err)
 	}
@@ -48,13 +49,13 @@ func (c *Client) Retry(ctx context.Context, id TaskID) error {
 	for _, a := range history(before, nil) {
 		rec := driver.AttemptRecord{TaskID: id, Attempt: a.Attempt, Worker: a.Worker, StartedAt: a.StartedAt, Outcome: a.Outcome,
 			Error: truncateUTF8(a.Error, maxAttemptError), Duration: a.Duration}
-		if err := c.engine.driver.RecordAttempts(ctx, []driver.AttemptRecord{rec}, keepAll); err != nil {
+		if err := bookkeeping.RecordAttempts(ctx, c.engine.tables, []driver.AttemptRecord{rec}, keepAll); err != nil {
 			return c.engine.classify(err)
 		}
 	}
-	changed, err := c.engine.driver.RetryTask(ctx, id)
+	changed, err := c.engine.tables.TaskRetry(ctx, id)
 	if err != nil || changed {
-		return c.engine.classify(err)
+		return c.engine.failed(err, "retry task %d", id)
 	}
 	return fmt.Errorf("%w: task %d was %s and changed meanwhile; only FAILED and CANCELLED tasks can be retried", ErrTaskNotRetryable, id, before.Status)
 }
@@ -68,17 +69,17 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 	}
 	total := 0
 	for {
-		n, err := c.engine.driver.PurgeBatch(ctx, olderThan, batch)
+		n, err := c.engine.tables.TaskPurge(ctx, olderThan, batch)
 		total += n
 		if err != nil {
-			return total, c.engine.classify(err)
+			return total, c.engine.failed(err, "purge finished tasks")
 		}
 		if n < batch {
 			break
 		}
 	}
 	for { // the deleted tasks' recorded attempts
-		n, err := c.engine.driver.PurgeAttempts(ctx, batch)
+		n, err := bookkeeping.PurgeAttempts(ctx, c.engine.tables, batch)
 		if err != nil || n == 0 {
 			return total, c.engine.classify(err)
 		}
@@ -89,7 +90,7 @@ func (c *Client) Purge(ctx context.Context, olderThan time.Duration, batch int) 
 // task and the running tasks of each worker. It reads every task: on a
 // large table, a dashboard wants BoundedStats.
 func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
-	s, err := c.engine.driver.Stats(ctx, 0)
+	s, err := bookkeeping.Stats(ctx, c.engine.tables, 0)
 	return s, c.engine.classify(err)
 }
 
@@ -101,7 +102,7 @@ func (c *Client) BoundedStats(ctx context.Context, bound int) (QueueStats, error
 	if bound < 1 {
 		return QueueStats{}, fmt.Errorf("%w: BoundedStats bound %d: want at least 1", ErrInvalidConfig, bound)
 	}
-	s, err := c.engine.driver.Stats(ctx, bound)
+	s, err := bookkeeping.Stats(ctx, c.engine.tables, bound)
 	return s, c.engine.classify(err)
 }
 
@@ -131,6 +132,11 @@ func (c *Client) setPaused(ctx context.Context, taskType string, paused bool) er
 	if err := checkTaskType(taskType); err != nil {
 		return err
 	}
-	_, err := c.engine.driver.SetPaused(ctx, taskType, paused)
-	return c.engine.classify(err)
+	var err error
+	if paused {
+		_, err = c.engine.tables.PausedTypeInsert(ctx, taskType)
+	} else {
+		_, err = c.engine.tables.PausedTypeDelete(ctx, taskType)
+	}
+	return c.engine.failed(err, "pause or resume %s", taskType)
 }

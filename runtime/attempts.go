@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -25,7 +26,7 @@ const keepAll = 1 << 30
 func (e *execution) remember(ctx context.Context, outcome, errText string) {
 	rec := driver.AttemptRecord{TaskID: e.ref.ID, Attempt: e.ref.Attempt, Worker: e.w.cfg.WorkerID, StartedAt: e.claimedAt,
 		Outcome: outcome, Error: truncateUTF8(errText, maxAttemptError), Duration: e.ran}
-	if err := e.w.engine.driver.RecordAttempts(ctx, []driver.AttemptRecord{rec}, e.w.cfg.AttemptHistory); err != nil {
+	if err := bookkeeping.RecordAttempts(ctx, e.w.engine.tables, []driver.AttemptRecord{rec}, e.w.cfg.AttemptHistory); err != nil {
 		e.w.cfg.Logger.Warn("leasegen: recording an attempt in the task's history failed", e.logAttrs("err", err)...)
 	}
 }

@@ -233,13 +233,13 @@ func (c *Client) newTask(r Request) (driver.NewTask, error) {
 
 // Get returns the task with id, or ErrTaskNotFound.
 func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
-	info, err := c.engine.driver.Get(ctx, id)
+	info, err := c.engine.tables.TaskGet(ctx, id)
 	if err != nil {
-		return info, c.engine.classify(err)
+		return info, c.engine.failed(err, "get task %d", id)
 	}
-	recorded, err := c.engine.driver.Attempts(ctx, id)
+	recorded, err := c.engine.tables.AttemptList(ctx, id)
 	if err != nil {
-		return info, c.engine.classify(err)
+		return info, c.engine.failed(err, "read task %d's attempts", id)
 	}
 	info.Attempts = history(info, recorded)
 	return info, nil
@@ -294,8 +294,8 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 	if limit <= 0 {
 		return nil, fmt.Errorf("%w: list limit must be > 0, got %d", ErrInvalidTask, limit)
 	}
-	infos, err := c.engine.driver.ListByOwner(ctx, owner, statuses, limit)
-	return infos, c.engine.classify(err)
+	infos, err := c.engine.tables.TaskListByOwner(ctx, owner, statuses, limit)
+	return infos, c.engine.failed(err, "list tasks of owner %q", owner)
 }
 
 // Cancel asks for a task to stop. A queued task is CANCELLED at once and
@@ -304,13 +304,13 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 // ErrTaskFinished for a task that already ended and ErrTaskNotFound for an
 // unknown id.
 func (c *Client) Cancel(ctx context.Context, id TaskID) error {
-	changed, err := c.engine.driver.RequestCancel(ctx, id)
+	changed, err := c.engine.tables.TaskCancelRequest(ctx, id)
 	if err != nil || changed {
-		return c.engine.classify(err)
+		return c.engine.failed(err, "cancel task %d", id)
 	}
-	info, err := c.engine.driver.Get(ctx, id)
+	info, err := c.engine.tables.TaskGet(ctx, id)
 	if err != nil {
-		return c.engine.classify(err)
+		return c.engine.failed(err, "get task %d", id)
 	}
 	if info.Status == StatusCancelRequested {
 		return nil

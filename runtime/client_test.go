@@ -22,7 +22,7 @@ func (d *slowSecondRead) Get(ctx context.Context, id leasetype.TaskID) (leasetyp
 		<-ctx.Done()
 		return leasetype.TaskInfo{}, ctx.Err()
 	}
-	return d.Driver.Get(ctx, id)
+	return d.Driver.Tables().TaskGet(ctx, id)
 }
 
 // A wait whose context ends during a read returns the task as last read,

@@ -21,6 +21,7 @@ import (
 type Engine struct {
 	db     *sql.DB
 	driver driver.Driver
+	tables driver.Tables // the driver's, on the pool
 	// conflictRetries counts operations run again after a deadlock, a
 	// lock-wait timeout or a busy database.
 	conflictRetries atomic.Int64
@@ -34,7 +35,7 @@ type Engine struct {
 //
 // A driver serves one engine.
 func NewEngine(d driver.Driver, opts ...EngineOption) *Engine {
-	e := &Engine{db: d.DB(), driver: d, observer: BaseObserver{}}
+	e := &Engine{db: d.DB(), driver: d, tables: d.Tables(), observer: BaseObserver{}}
 	for _, opt := range opts {
 		opt(e)
 	}
@@ -73,7 +74,7 @@ func (e *Engine) MigrationStatus(ctx context.Context) ([]MigrationState, error) 
 	if err != nil {
 		return nil, err
 	}
-	applied, err := e.driver.MigrationStatus(ctx)
+	applied, err := e.tables.MigrationList(ctx)
 	if err != nil && e.driver.ErrorKind(err) != driver.KindNoTable {
 		return nil, e.classify(err)
 	}

@@ -135,6 +135,15 @@ func (e *Engine) classify(err error) error {
 	return err
 }
 
+// failed is classify for an error of a query, said to be about what
+// (ErrTaskNotFound says it already).
+func (e *Engine) failed(err error, what string, args ...any) error {
+	if err == nil || errors.Is(err, ErrTaskNotFound) {
+		return err
+	}
+	return e.classify(fmt.Errorf("leasegen: %s: %w", fmt.Sprintf(what, args...), err))
+}
+
 // classifyWrite is classify for a call that writes: a connection lost or a
 // context ended after its statement was sent leaves the outcome unknown.
 func (e *Engine) classifyWrite(err error) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/periodic"
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 )
 
 // Periodic is a schedule of periodic tasks: a task of the handler's type,
@@ -154,7 +155,7 @@ func (w *Worker) collectSchedules() ([]schedule, error) {
 }
 
 // registerSchedules stores the worker's schedules (see
-// driver.RegisterSchedules): a new one's first tick is the first after
+// bookkeeping.RegisterSchedules): a new one's first tick is the first after
 // now.
 func (w *Worker) registerSchedules(ctx context.Context) error {
 	if len(w.schedules) == 0 {
@@ -166,7 +167,7 @@ func (w *Worker) registerSchedules(ctx context.Context) error {
 		defs[i] = s.def
 		byName[s.def.Name] = s
 	}
-	err := w.engine.driver.RegisterSchedules(ctx, defs, func(def driver.ScheduleDef, now time.Time) time.Time {
+	err := bookkeeping.RegisterSchedules(ctx, w.engine.tables, defs, func(def driver.ScheduleDef, now time.Time) time.Time {
 		return byName[def.Name].spec.Next(now)
 	})
 	return w.engine.classify(err)
@@ -183,7 +184,7 @@ func scheduleNames(schedules []schedule) []string {
 // TickOf returns the tick a periodic task was enqueued for, from its
 // metadata; false for a task no schedule enqueued.
 func TickOf(t *Task) (schedule string, tick time.Time, ok bool) {
-	name, tickText := t.Metadata[driver.MetadataSchedule], t.Metadata[driver.MetadataTick]
+	name, tickText := t.Metadata[bookkeeping.MetadataSchedule], t.Metadata[bookkeeping.MetadataTick]
 	if name == "" || tickText == "" {
 		return "", time.Time{}, false
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 )
 
 // pruneBatch is how many finished tasks one retention statement deletes:
@@ -17,7 +18,7 @@ const pruneBatch = 500
 // batches of batch, until a batch comes back short. Several workers may
 // prune at once: each statement deletes rows the others did not.
 type pruner struct {
-	driver    driver.Driver
+	tables    driver.Tables
 	logger    *slog.Logger
 	workerID  string
 	retention time.Duration
@@ -29,7 +30,7 @@ type pruner struct {
 
 func newPruner(w *Worker) *pruner {
 	return &pruner{
-		driver: w.engine.driver, logger: w.cfg.Logger, workerID: w.cfg.WorkerID, retention: w.cfg.Retention,
+		tables: w.engine.tables, logger: w.cfg.Logger, workerID: w.cfg.WorkerID, retention: w.cfg.Retention,
 		interval: w.cfg.RetentionInterval, batch: pruneBatch, pause: w.cfg.RecoveryPause, pruned: &w.stats.pruned,
 	}
 }
@@ -54,7 +55,7 @@ func (p *pruner) run(ctx context.Context, stop <-chan struct{}) {
 func (p *pruner) purgeAttempts(ctx context.Context, stop <-chan struct{}) {
 	for {
 		batchCtx, cancel := context.WithTimeout(ctx, p.interval)
-		n, err := p.driver.PurgeAttempts(batchCtx, p.batch)
+		n, err := bookkeeping.PurgeAttempts(batchCtx, p.tables, p.batch)
 		cancel()
 		if err != nil {
 			p.logger.Error("leasegen: retention of attempt histories failed", "worker", p.workerID, "err", err)
@@ -77,7 +78,7 @@ func (p *pruner) pass(ctx context.Context, stop <-chan struct{}) int {
 	total := 0
 	for {
 		batchCtx, cancel := context.WithTimeout(ctx, p.interval)
-		n, err := p.driver.PurgeBatch(batchCtx, p.retention, p.batch)
+		n, err := p.tables.TaskPurge(batchCtx, p.retention, p.batch)
 		cancel()
 		if err != nil {
 			p.logger.Error("leasegen: retention failed", "worker", p.workerID, "err", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -15,6 +16,7 @@ import (
 // and then every interval, and keeps its worker's row alive.
 type recoverer struct {
 	driver   driver.Driver
+	tables   driver.Tables
 	observer Observer
 	logger   *slog.Logger
 	workerID string
@@ -32,7 +34,7 @@ type recoverer struct {
 
 func newRecoverer(w *Worker) *recoverer {
 	return &recoverer{
-		driver: w.engine.driver, observer: w.engine.observer, logger: w.cfg.Logger, workerID: w.cfg.WorkerID,
+		driver: w.engine.driver, tables: w.engine.tables, observer: w.engine.observer, logger: w.cfg.Logger, workerID: w.cfg.WorkerID,
 		interval: w.cfg.RecoveryInterval, batch: w.cfg.RecoveryBatchSize, maxBatches: w.cfg.RecoveryMaxBatches,
 		pause: w.cfg.RecoveryPause, recovered: &w.stats.recovered, found: w.signal, renewRow: w.renewRegistration,
 		keep: w.cfg.AttemptHistory,
@@ -115,7 +117,7 @@ func (r *recoverer) remember(ctx context.Context, recovered []driver.RecoveredTa
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.interval)
 	defer cancel()
-	if err := r.driver.RecordAttempts(ctx, recs, r.keep); err != nil {
+	if err := bookkeeping.RecordAttempts(ctx, r.tables, recs, r.keep); err != nil {
 		r.logger.Warn("leasegen: recording recovered attempts in their tasks' histories failed", "worker", r.workerID, "err", err)
 	}
 }

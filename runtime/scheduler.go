@@ -9,16 +9,18 @@ import (
 
 	"github.com/leasegen/leasegen/internal/periodic"
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 )
 
 // scheduler fires the worker's due schedules: it locks them, enqueues
 // their ticks and moves them on, in one transaction per fire (see
-// driver.FireSchedules). It learns that a schedule is due from the
+// bookkeeping.FireSchedules). It learns that a schedule is due from the
 // poller's idle probe, which asks about schedules too, or, while the
 // poller is busy claiming, from a probe of its own once per PollInterval;
 // after a fire it wakes for the next tick it knows of.
 type scheduler struct {
 	driver   driver.Driver
+	tables   driver.Tables
 	logger   *slog.Logger
 	clock    Clock
 	observer Observer
@@ -45,7 +47,7 @@ const tickMargin = 2 * time.Millisecond
 
 func newScheduler(w *Worker) *scheduler {
 	s := &scheduler{
-		driver: w.engine.driver, logger: w.cfg.Logger, clock: w.cfg.Clock, observer: w.engine.observer, workerID: w.cfg.WorkerID,
+		driver: w.engine.driver, tables: w.engine.tables, logger: w.cfg.Logger, clock: w.cfg.Clock, observer: w.engine.observer, workerID: w.cfg.WorkerID,
 		byName: map[string]schedule{}, interval: w.cfg.PollInterval, timeout: w.cfg.LeaseTimeout,
 		due: w.scheduleDue, probed: &w.probed, outage: newOutage("schedule fire", w.cfg, w.cfg.PollInterval),
 		stale: map[string]bool{}, fired: &w.stats.ticks,
@@ -111,7 +113,7 @@ func (s *scheduler) tick(ctx context.Context, probe bool) (time.Duration, bool) 
 	started := s.clock.Now()
 	var dbNow time.Time
 	var outcomes map[string]periodic.Fire
-	fired, err := s.driver.FireSchedules(ctx, s.names, func(now time.Time, due []driver.DueSchedule) []driver.ScheduleFire {
+	fired, err := bookkeeping.FireSchedules(ctx, s.tables, s.names, func(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
 		dbNow, outcomes = now, map[string]periodic.Fire{}
 		return s.plan(now, due, outcomes)
 	})
@@ -132,8 +134,8 @@ func (s *scheduler) tick(ctx context.Context, probe bool) (time.Duration, bool) 
 
 // plan decides each due schedule's fire at now, on the database's clock,
 // and records the outcomes.
-func (s *scheduler) plan(now time.Time, due []driver.DueSchedule, outcomes map[string]periodic.Fire) []driver.ScheduleFire {
-	var fires []driver.ScheduleFire
+func (s *scheduler) plan(now time.Time, due []bookkeeping.DueSchedule, outcomes map[string]periodic.Fire) []bookkeeping.ScheduleFire {
+	var fires []bookkeeping.ScheduleFire
 	for _, d := range due {
 		sc, ok := s.byName[d.Name]
 		if !ok {
@@ -149,13 +151,13 @@ func (s *scheduler) plan(now time.Time, due []driver.DueSchedule, outcomes map[s
 		}
 		f := periodic.Plan(sc.spec, d.NextRun, now, sc.misfire, sc.skipOverlap, d.LastTaskActive)
 		outcomes[d.Name] = f
-		fires = append(fires, driver.ScheduleFire{Name: d.Name, From: d.NextRun, Next: f.Next, Ticks: f.Ticks, Missed: f.Missed + f.Overlap})
+		fires = append(fires, bookkeeping.ScheduleFire{Name: d.Name, From: d.NextRun, Next: f.Next, Ticks: f.Ticks, Missed: f.Missed + f.Overlap})
 	}
 	return fires
 }
 
 // report tells the observer and the log what a fire did.
-func (s *scheduler) report(f driver.ScheduleFire, p periodic.Fire, now time.Time) {
+func (s *scheduler) report(f bookkeeping.ScheduleFire, p periodic.Fire, now time.Time) {
 	sc := s.byName[f.Name]
 	lags := make([]time.Duration, len(f.Ticks))
 	for i, t := range f.Ticks {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -16,13 +17,13 @@ type ScheduleInfo = leasetype.ScheduleInfo
 // handler or its WithSchedule was removed) does not fire; DeleteSchedule
 // removes it.
 func (c *Client) Schedules(ctx context.Context) ([]ScheduleInfo, error) {
-	list, now, err := c.engine.driver.Schedules(ctx)
+	list, now, err := bookkeeping.Schedules(ctx, c.engine.tables)
 	if err != nil {
 		return nil, c.engine.classify(err)
 	}
-	workers, err := c.engine.driver.LiveWorkers(ctx)
+	workers, err := c.engine.tables.WorkerListLive(ctx)
 	if err != nil {
-		return nil, c.engine.classify(err)
+		return nil, c.engine.failed(err, "list live workers")
 	}
 	for i := range list {
 		if !list[i].Paused {
@@ -45,13 +46,13 @@ func (c *Client) Schedules(ctx context.Context) ([]ScheduleInfo, error) {
 // restarts. Pausing a paused schedule changes nothing; an unknown name is
 // ErrScheduleNotFound.
 func (c *Client) PauseSchedule(ctx context.Context, name string) error {
-	_, err := c.engine.driver.SetSchedulePaused(ctx, name, true)
+	_, err := bookkeeping.SetSchedulePaused(ctx, c.engine.tables, name, true)
 	return c.engine.classify(err)
 }
 
 // ResumeSchedule lets schedule name fire again, after PauseSchedule.
 func (c *Client) ResumeSchedule(ctx context.Context, name string) error {
-	_, err := c.engine.driver.SetSchedulePaused(ctx, name, false)
+	_, err := bookkeeping.SetSchedulePaused(ctx, c.engine.tables, name, false)
 	return c.engine.classify(err)
 }
 
@@ -59,9 +60,9 @@ func (c *Client) ResumeSchedule(ctx context.Context, name string) error {
 // (its payload, priority and attempts), outside its ticks: the schedule's
 // next run does not move. Its metadata names the schedule, without a tick.
 func (c *Client) TriggerSchedule(ctx context.Context, name string) (TaskID, error) {
-	list, _, err := c.engine.driver.Schedules(ctx)
+	list, err := c.engine.tables.ScheduleList(ctx)
 	if err != nil {
-		return 0, c.engine.classify(err)
+		return 0, c.engine.failed(err, "list schedules")
 	}
 	for _, s := range list {
 		if s.Name != name {
@@ -69,7 +70,7 @@ func (c *Client) TriggerSchedule(ctx context.Context, name string) (TaskID, erro
 		}
 		ids, err := c.engine.driver.Insert(ctx, c.engine.db, []driver.NewTask{{
 			Type: s.TaskType, Payload: s.Payload, Priority: s.Priority, MaxAttempts: s.MaxAttempts,
-			Metadata: leasetype.EncodeMetadata(map[string]string{driver.MetadataSchedule: name}),
+			Metadata: leasetype.EncodeMetadata(map[string]string{bookkeeping.MetadataSchedule: name}),
 		}})
 		if err != nil {
 			return 0, c.engine.classifyWrite(err)
@@ -87,9 +88,9 @@ func (c *Client) TriggerSchedule(ctx context.Context, name string) (TaskID, erro
 // registers any more (Schedules shows no Workers); deleting one that
 // live workers register only restarts it when one of them starts again.
 func (c *Client) DeleteSchedule(ctx context.Context, name string) error {
-	found, err := c.engine.driver.DeleteSchedule(ctx, name)
+	found, err := c.engine.tables.ScheduleDelete(ctx, name)
 	if err != nil {
-		return c.engine.classify(err)
+		return c.engine.failed(err, "delete schedule %q", name)
 	}
 	if !found {
 		return fmt.Errorf("%w: %q", ErrScheduleNotFound, name)

@@ -77,7 +77,7 @@ func TestRecovererPass(t *testing.T) {
 	e := newSQLiteEngine(t)
 	var recovered atomic.Int64
 	woken := 0
-	r := &recoverer{driver: e.driver, observer: BaseObserver{}, logger: quietLogger(), workerID: "r",
+	r := &recoverer{driver: e.driver, tables: e.tables, observer: BaseObserver{}, logger: quietLogger(), workerID: "r",
 		interval: time.Second, batch: 2, maxBatches: 2, pause: time.Millisecond, recovered: &recovered,
 		found: func() { woken++ }, renewRow: func(context.Context) {}}
 	if n := r.pass(bg, nil); n != 0 || woken != 0 {
@@ -108,12 +108,12 @@ func TestPrunerPass(t *testing.T) {
 	}
 	exec(t, e, "UPDATE leasegen_tasks SET due_at = "+sqliteNowMs+" - 3600000 WHERE id <> ?", claimed[0].ID)
 	var pruned atomic.Int64
-	p := &pruner{driver: e.driver, logger: quietLogger(), workerID: "p", retention: time.Minute,
+	p := &pruner{tables: e.tables, logger: quietLogger(), workerID: "p", retention: time.Minute,
 		interval: time.Second, batch: 2, pause: time.Millisecond, pruned: &pruned}
 	if n := p.pass(bg, nil); n != 4 || pruned.Load() != 4 {
 		t.Errorf("a pass in batches of 2 deleted %d (counted %d), want the 4 finished an hour ago", n, pruned.Load())
 	}
-	if _, err := e.driver.Get(bg, claimed[0].ID); err != nil {
+	if _, err := e.tables.TaskGet(bg, claimed[0].ID); err != nil {
 		t.Errorf("the task finished just now: %v, want it kept", err)
 	}
 }
@@ -176,7 +176,7 @@ func TestCompleterCompletesAndFlushesOnStop(t *testing.T) {
 	close(stop) // the queued executions are flushed on the way out
 	c.run(bg, stop)
 	for _, ct := range claimed[:2] {
-		if info, err := e.driver.Get(bg, ct.ID); err != nil || info.Status != StatusSuccess {
+		if info, err := e.tables.TaskGet(bg, ct.ID); err != nil || info.Status != StatusSuccess {
 			t.Errorf("task %d: %s, %v; want SUCCESS", ct.ID, info.Status, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -36,29 +37,29 @@ func (c *Client) Throughput(ctx context.Context, window time.Duration) ([]Throug
 	if window <= 0 || window > throughputKeep {
 		return nil, fmt.Errorf("%w: Throughput window %s: want more than 0 and at most %s", ErrInvalidConfig, window, throughputKeep)
 	}
-	if _, err := c.engine.driver.RollupThroughput(ctx, throughputSettle, throughputKeep); err != nil {
+	if _, err := bookkeeping.RollupThroughput(ctx, c.engine.tables, throughputSettle, throughputKeep); err != nil {
 		return nil, c.engine.classify(err)
 	}
-	m, err := c.engine.driver.Throughput(ctx, window)
+	m, err := bookkeeping.Throughput(ctx, c.engine.tables, window)
 	return m, c.engine.classify(err)
 }
 
 // rollup counts, about every minute, the tasks that finished in the
 // minutes that ended, for Client.Throughput and the UI's chart.
 type rollup struct {
-	driver   driver.Driver
+	tables   driver.Tables
 	logger   *slog.Logger
 	workerID string
 }
 
 func newRollup(w *Worker) *rollup {
-	return &rollup{driver: w.engine.driver, logger: w.cfg.Logger, workerID: w.cfg.WorkerID}
+	return &rollup{tables: w.engine.tables, logger: w.cfg.Logger, workerID: w.cfg.WorkerID}
 }
 
 func (r *rollup) run(ctx context.Context, stop <-chan struct{}) {
 	for {
 		passCtx, cancel := context.WithTimeout(ctx, rollupInterval)
-		if _, err := r.driver.RollupThroughput(passCtx, throughputSettle, throughputKeep); err != nil {
+		if _, err := bookkeeping.RollupThroughput(passCtx, r.tables, throughputSettle, throughputKeep); err != nil {
 			r.logger.Warn("leasegen: counting the tasks finished per minute failed; the next pass tries again",
 				"worker", r.workerID, "err", err)
 		}

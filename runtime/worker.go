@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -167,11 +168,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	w.schedules = schedules
 	w.reg = w.registration(req)
-	if err := w.engine.driver.RegisterWorker(ctx, w.reg, w.admit); err != nil {
+	if err := bookkeeping.RegisterWorker(ctx, w.engine.tables, w.reg, w.admit); err != nil {
 		return w.engine.classify(err)
 	}
 	if err := w.registerSchedules(ctx); err != nil {
-		_ = w.engine.driver.UnregisterWorker(context.WithoutCancel(ctx), w.reg.ID)
+		_ = bookkeeping.UnregisterWorker(context.WithoutCancel(ctx), w.engine.tables, w.reg.ID)
 		return err
 	}
 	localWorkers.Store(localWorker{w.engine.db, w.reg.ID}, true)
@@ -237,7 +238,7 @@ func (w *Worker) WorkOne(ctx context.Context) (TaskInfo, error) {
 	case res.ID == 0:
 		return TaskInfo{}, ErrNoTaskDue
 	}
-	info, err := w.engine.driver.Get(ctx, res.ID)
+	info, err := w.engine.tables.TaskGet(ctx, res.ID)
 	return info, w.engine.classify(err)
 }
 
@@ -324,7 +325,7 @@ func (w *Worker) unregister() {
 	ctx, cancel := context.WithTimeout(w.runCtx, w.cfg.HeartbeatInterval)
 	defer cancel()
 	localWorkers.Delete(localWorker{w.engine.db, w.reg.ID})
-	if err := w.engine.driver.UnregisterWorker(ctx, w.reg.ID); err != nil {
+	if err := bookkeeping.UnregisterWorker(ctx, w.engine.tables, w.reg.ID); err != nil {
 		w.cfg.Logger.Warn("leasegen: deleting the worker's row failed; it expires on its own", "worker", w.reg.ID,
 			"alive_for", w.reg.TTL, "err", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -30,8 +31,8 @@ type WorkerInfo = leasetype.WorkerInfo
 
 // Workers lists the live workers, by id.
 func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
-	workers, err := c.engine.driver.LiveWorkers(ctx)
-	return workers, c.engine.classify(err)
+	workers, err := c.engine.tables.WorkerListLive(ctx)
+	return workers, c.engine.failed(err, "list live workers")
 }
 
 // registration is the worker's row.
@@ -90,7 +91,7 @@ func limitText(n int) string {
 
 // renewRegistration renews the worker's row, once per recovery pass.
 func (w *Worker) renewRegistration(ctx context.Context) {
-	present, err := w.engine.driver.RenewWorker(ctx, w.reg)
+	present, err := bookkeeping.RenewWorker(ctx, w.engine.tables, w.reg)
 	switch {
 	case err != nil:
 		w.cfg.Logger.Warn("leasegen: renewing the worker's row failed", "worker", w.cfg.WorkerID, "err", err)

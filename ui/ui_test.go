@@ -21,6 +21,7 @@ import (
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
+	"github.com/leasegen/leasegen/runtime/leasetest"
 )
 
 var bg = context.Background()
@@ -74,8 +75,7 @@ func newFixture(t *testing.T, kind string, opts Options) *fixture {
 		waitDone(t, client, id)
 	}
 	// Count the minute in progress, which workers count only once it ended.
-	_, err = drv.RollupThroughput(bg, -time.Minute, 24*time.Hour)
-	dbtest.Must(t, "count the finished tasks", err)
+	leasetest.CountThroughputNow(t, drv)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -3,12 +3,17 @@
 // and a driver's constructor, not this package. The contract is unstable:
 // it changes with the runtime, without notice.
 //
-// A Driver runs the lease protocol's operations on its database, each as
-// one semantic step (claim, renew, complete many, recover a batch) rather
-// than one query, because the engines' algorithms differ inside them. Every
-// lease instant is computed and compared by the database's clock:
-// durations cross the contract, instants never do (except a caller's
-// explicit RunAt). Package drivertest checks a driver against the protocol.
+// The contract has two parts. A Driver runs the lease protocol's
+// operations on its database, each as one semantic step (claim, renew,
+// complete many, recover a batch) rather than one query, because the
+// engines' algorithms differ inside them. Its Tables runs the queries on
+// the bookkeeping tables (workers, schedules, attempts, throughput, paused
+// types) and the operator's reads, one method per query: the algorithms
+// over them are the runtime's, written once for every engine. Every lease
+// instant is computed and compared by the database's clock: durations
+// cross the contract, instants never do (except a caller's explicit RunAt
+// and the bookkeeping's instants read from Tables.Now). Package drivertest
+// checks a driver against the contract.
 package driver
 
 import (
@@ -61,23 +66,11 @@ type Driver interface {
 	// Migrate applies the Migrations not yet applied, serialized across
 	// processes; on a current schema it runs no DDL.
 	Migrate(ctx context.Context) error
-	// MigrationStatus maps each applied version to when it was applied.
-	MigrationStatus(ctx context.Context) (map[int]time.Time, error)
 
 	// Insert stores tasks, on q (the pool or the caller's transaction),
 	// and returns their ids in order. A task whose Key is already stored
 	// for its type is not inserted: its id is the stored task's.
 	Insert(ctx context.Context, q DBTX, tasks []NewTask) ([]leasetype.TaskID, error)
-	// Get returns one task, or an error wrapping leasetype.ErrTaskNotFound.
-	Get(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error)
-	// ListByOwner lists up to limit tasks of owner in statuses, newest
-	// first.
-	ListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error)
-	// RequestCancel cancels a queued task, or asks the holder of a running
-	// one to stop (CANCEL_REQUESTED), and reports whether the task changed
-	// state.
-	RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, error)
-
 	// EnsureLimits creates whatever a claim locks for the limit scopes
 	// (ClaimRequest.LimitScopes); a driver that serializes claims
 	// otherwise does nothing.
@@ -122,82 +115,6 @@ type Driver interface {
 	// FAILED; CANCELLED when cancellation was requested.
 	RecoverBatch(ctx context.Context, batch int) ([]RecoveredTask, error)
 
-	// RecordAttempts stores recs, attempts that did not end their tasks
-	// (the attempt that ends a task is read from its row), ignoring one
-	// already stored, and keeps only each task's latest keep attempts.
-	RecordAttempts(ctx context.Context, recs []AttemptRecord, keep int) error
-	// Attempts lists task id's recorded attempts, oldest first.
-	Attempts(ctx context.Context, id leasetype.TaskID) ([]leasetype.AttemptInfo, error)
-	// PurgeAttempts deletes the recorded attempts of up to batch tasks
-	// that no longer exist and returns how many attempts it deleted.
-	PurgeAttempts(ctx context.Context, batch int) (int, error)
-
-	// List returns the tasks f selects, newest first.
-	List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error)
-	// RetryTask queues a FAILED or CANCELLED task again with fresh
-	// attempts and reports whether the task changed state.
-	RetryTask(ctx context.Context, id leasetype.TaskID) (bool, error)
-	// PurgeBatch deletes up to batch tasks that finished more than
-	// olderThan ago and returns how many it deleted.
-	PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error)
-	// Stats counts the tasks by type and status, with the oldest queued
-	// task per type, the running tasks per lease owner and the paused
-	// types. With bound > 0 it reads at most bound+1 tasks of each status
-	// (QUEUED ones in claim order) and marks the statuses with more as
-	// Capped.
-	Stats(ctx context.Context, bound int) (leasetype.QueueStats, error)
-	// RollupThroughput counts, by type and final status, the tasks that
-	// finished in each whole minute not yet counted, up to an hour back
-	// and up to the last minute that ended settle ago (a negative settle
-	// counts the minute in progress), stores the counts, deletes those
-	// older than keep, and returns how many minutes it counted. Workers
-	// that roll up at once store each minute once.
-	RollupThroughput(ctx context.Context, settle, keep time.Duration) (int, error)
-	// Throughput returns the counted minutes of the last window, oldest
-	// first, with their totals over all types.
-	Throughput(ctx context.Context, window time.Duration) ([]leasetype.ThroughputMinute, error)
-	// SetPaused pauses taskType, or resumes it, for every worker, durably,
-	// and reports whether that changed its state. Claim and Probe skip
-	// the tasks of a paused type; running ones are not touched.
-	SetPaused(ctx context.Context, taskType string, paused bool) (bool, error)
-
-	// RegisterSchedules stores defs, serialized with other registrations.
-	// A new schedule's next run is first(def, now), now on the database's
-	// clock. A stored one takes def's definition and keeps its next run,
-	// unless def.Spec differs from the stored spec: then first recomputes
-	// it. Paused schedules stay paused.
-	RegisterSchedules(ctx context.Context, defs []ScheduleDef, first func(def ScheduleDef, now time.Time) time.Time) error
-	// FireSchedules runs one transaction: it locks the due, unpaused
-	// schedules among names, skipping the rows another transaction holds,
-	// and calls plan with the database's now and them; for each fire plan
-	// returns, it inserts a task per tick, with the idempotency key
-	// TickKey(name, tick) and the schedule's payload, and moves the
-	// schedule's next run to Next, fenced on From, the next run it read.
-	// It returns the fires that took effect, with their tasks' ids.
-	FireSchedules(ctx context.Context, names []string, plan func(now time.Time, due []DueSchedule) []ScheduleFire) ([]ScheduleFire, error)
-	// Schedules lists every stored schedule by name, and the database's
-	// now.
-	Schedules(ctx context.Context) ([]leasetype.ScheduleInfo, time.Time, error)
-	// SetSchedulePaused pauses or resumes schedule name and reports
-	// whether that changed its state; ErrScheduleNotFound when none is
-	// stored.
-	SetSchedulePaused(ctx context.Context, name string, paused bool) (bool, error)
-	// DeleteSchedule deletes schedule name's row and reports whether there
-	// was one. A worker that registers it again stores it again.
-	DeleteSchedule(ctx context.Context, name string) (bool, error)
-
-	// RegisterWorker deletes the rows of dead workers and inserts r's row,
-	// under a lock all starting workers take, unless admit, called with
-	// the live workers under that lock, returns an error, which it returns.
-	RegisterWorker(ctx context.Context, r WorkerRegistration, admit func(live []leasetype.WorkerInfo) error) error
-	// RenewWorker moves r's row's expiry; when the row is gone it inserts
-	// it again and reports false.
-	RenewWorker(ctx context.Context, r WorkerRegistration) (bool, error)
-	// UnregisterWorker deletes worker id's row.
-	UnregisterWorker(ctx context.Context, id string) error
-	// LiveWorkers lists the workers whose rows have not expired, by id.
-	LiveWorkers(ctx context.Context) ([]leasetype.WorkerInfo, error)
-
 	// BeginExecutionTx begins the transaction of an idempotent execution
 	// under lease. done, called once the transaction ended, hands its
 	// connection back.
@@ -206,6 +123,9 @@ type Driver interface {
 	// transaction and returns the task that holds it: id when the key was
 	// new, else the task whose committed execution recorded it.
 	RecordKey(ctx context.Context, tx *sql.Tx, taskType, key string, id leasetype.TaskID) (leasetype.TaskID, error)
+
+	// Tables runs the queries on the bookkeeping tables, on the pool.
+	Tables() Tables
 }
 
 // Hooks is what a driver reports back to the runtime. A nil func is not
@@ -234,53 +154,6 @@ type Probe struct {
 	Claimable    bool // a task is due
 	SchedulesDue bool // a schedule is due
 }
-
-// ScheduleDef is a schedule as a worker registers it.
-type ScheduleDef struct {
-	Name     string
-	TaskType string
-	// Spec is the canonical schedule text: "cron 0 3 * * * Europe/Berlin",
-	// "every 15m0s". Two specs that fire at the same instants have the
-	// same text.
-	Spec        string
-	Misfire     string // skip, once, backfill:N
-	Overlap     string // allow, skip
-	Payload     []byte // each tick's task's
-	Priority    int
-	MaxAttempts int
-}
-
-// DueSchedule is a due schedule a fire locked.
-type DueSchedule struct {
-	Name    string
-	Spec    string    // as stored: the last registration's
-	NextRun time.Time // the first tick not yet enqueued
-	// LastTaskActive says the latest tick's task is still queued or
-	// running, for overlap=skip.
-	LastTaskActive bool
-}
-
-// ScheduleFire is what one fire does to a due schedule.
-type ScheduleFire struct {
-	Name   string
-	From   time.Time   // the next run the fire read: the fence
-	Next   time.Time   // the next run after it
-	Ticks  []time.Time // the ticks to enqueue, oldest first
-	Missed int         // due ticks not enqueued, by the misfire or overlap policy
-	// IDs are the tick tasks' ids, in Ticks' order, set by the driver.
-	IDs []leasetype.TaskID
-}
-
-// TickKey is the idempotency key of schedule name's tick task at tick.
-func TickKey(name string, tick time.Time) string {
-	return "periodic:" + name + ":" + tick.UTC().Format(time.RFC3339Nano)
-}
-
-// The metadata keys a tick's task carries (Task.Metadata).
-const (
-	MetadataSchedule = "leasegen.schedule"
-	MetadataTick     = "leasegen.tick" // RFC 3339, UTC
-)
 
 // LeaseFor returns the lease of taskType.
 func (r ClaimRequest) LeaseFor(taskType string) time.Duration {
@@ -362,36 +235,10 @@ type RecoveredTask struct {
 	StartedAt time.Time
 }
 
-// AttemptRecord is an attempt that ended without ending its task, to
-// store in the task's history; it finished now, on the database's clock.
-type AttemptRecord struct {
-	TaskID    leasetype.TaskID
-	Attempt   int
-	Worker    string
-	StartedAt time.Time // the claim's instant, on the database's clock
-	Outcome   string    // a leasetype.Attempt* outcome
-	Error     string
-	Duration  time.Duration // the handler's run time
-}
-
 // AttemptsLeft reports whether a task that used attempt claims, free of them
 // free, may run again under maxAttempts.
 func AttemptsLeft(attempt, free, maxAttempts int) bool {
 	return attempt-free < maxAttempts
-}
-
-// WorkerRegistration is the row a worker keeps while it runs.
-type WorkerRegistration struct {
-	ID             string
-	Host           string
-	PID            int
-	MaxConcurrency int
-	GlobalLimit    int
-	TaskLimits     map[string]int
-	Schedules      []string // the schedules it registers, by name
-	// TTL is how long the row lives without a renewal: two
-	// RecoveryIntervals, so one late renewal does not end it.
-	TTL time.Duration
 }
 
 // ErrorKind is what a database error means to the runtime, as a driver

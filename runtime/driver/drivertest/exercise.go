@@ -135,6 +135,8 @@ var bundleCases = []struct {
 	{"ScheduleRedefinePauseDelete", testScheduleRedefinePauseDelete},
 	{"ScheduleSeesLastTaskActive", testScheduleSeesLastTaskActive},
 	{"WorkerFiresSchedule", testWorkerFiresSchedule},
+	{"TablesInTxSerializesRegistry", testTablesInTxSerializesRegistry},
+	{"TablesRegistryPausedAttempts", testTablesRegistryPausedAttempts},
 }
 
 // harnessCases set up their databases themselves.

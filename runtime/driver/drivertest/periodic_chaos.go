@@ -16,7 +16,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
-	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 )
 
 // envChaosMode set to chaosModePeriodic makes a chaos worker process run
@@ -179,7 +179,7 @@ func storedTicks(t *testing.T, b *Bundle) []time.Time {
 		seen[k] = true
 		tick, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(k, "periodic:heartbeat:"))
 		dbtest.Must(t, "tick key "+k, err)
-		if k != driver.TickKey("heartbeat", tick) {
+		if k != bookkeeping.TickKey("heartbeat", tick) {
 			t.Errorf("task %d has key %q, not a tick key", task.ID, k)
 		}
 		ticks = append(ticks, tick)

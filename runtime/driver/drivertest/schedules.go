@@ -11,6 +11,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 )
 
 // tickDef is a schedule of task type "tick".
@@ -28,10 +29,10 @@ func secondsBefore(n int) func(driver.ScheduleDef, time.Time) time.Time {
 }
 
 // everySecond plans every due second-tick of each schedule up to now.
-func everySecond(now time.Time, due []driver.DueSchedule) []driver.ScheduleFire {
-	var fires []driver.ScheduleFire
+func everySecond(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
+	var fires []bookkeeping.ScheduleFire
 	for _, d := range due {
-		f := driver.ScheduleFire{Name: d.Name, From: d.NextRun}
+		f := bookkeeping.ScheduleFire{Name: d.Name, From: d.NextRun}
 		t := d.NextRun
 		for ; !t.After(now); t = t.Add(time.Second) {
 			f.Ticks = append(f.Ticks, t)
@@ -45,7 +46,7 @@ func everySecond(now time.Time, due []driver.DueSchedule) []driver.ScheduleFire 
 // everySecondThenPause plans like everySecond but moves each next run an
 // hour on, so a check after the fire sees nothing due however slowly it
 // runs.
-func everySecondThenPause(now time.Time, due []driver.DueSchedule) []driver.ScheduleFire {
+func everySecondThenPause(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
 	fires := everySecond(now, due)
 	for i := range fires {
 		fires[i].Next = fires[i].Next.Add(time.Hour)
@@ -72,14 +73,14 @@ func scheduleNamed(t *testing.T, b *Bundle, name string) runtime.ScheduleInfo {
 // then the probe says nothing is due, and a probe for other schedules
 // never did.
 func testSchedulesRegisterAndFire(t *testing.T, b *Bundle) {
-	dbtest.Must(t, "register", b.Driver.RegisterSchedules(bg, []driver.ScheduleDef{tickDef("s1", "every 1s")}, secondsBefore(2)))
+	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("s1", "every 1s")}, secondsBefore(2)))
 	if p, err := b.Driver.Probe(bg, nil, []string{"other"}); err != nil || p.SchedulesDue {
 		t.Errorf("Probe(other) = %+v, %v; want nothing due", p, err)
 	}
 	if p, err := b.Driver.Probe(bg, []string{"tick"}, []string{"s1"}); err != nil || !p.SchedulesDue || p.Claimable {
 		t.Fatalf("Probe(s1) = %+v, %v; want s1 due and no task claimable", p, err)
 	}
-	fired, err := b.Driver.FireSchedules(bg, []string{"s1"}, everySecondThenPause)
+	fired, err := bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"s1"}, everySecondThenPause)
 	dbtest.Must(t, "fire", err)
 	if len(fired) != 1 || len(fired[0].Ticks) < 3 || len(fired[0].IDs) != len(fired[0].Ticks) {
 		t.Fatalf("fired %+v, want s1 with 3 or more ticks and their ids", fired)
@@ -89,8 +90,8 @@ func testSchedulesRegisterAndFire(t *testing.T, b *Bundle) {
 		info, err := b.Client.Get(bg, id)
 		dbtest.Must(t, "get tick task", err)
 		if info.Type != "tick" || string(info.Payload) != `{"n":1}` || info.Priority != 3 || info.MaxAttempts != 4 ||
-			info.IdempotencyKey != driver.TickKey("s1", f.Ticks[i]) || info.Metadata[driver.MetadataSchedule] != "s1" ||
-			info.Metadata[driver.MetadataTick] != f.Ticks[i].UTC().Format(time.RFC3339Nano) {
+			info.IdempotencyKey != bookkeeping.TickKey("s1", f.Ticks[i]) || info.Metadata[bookkeeping.MetadataSchedule] != "s1" ||
+			info.Metadata[bookkeeping.MetadataTick] != f.Ticks[i].UTC().Format(time.RFC3339Nano) {
 			t.Errorf("tick %d's task = %+v", i, info)
 		}
 	}
@@ -102,7 +103,7 @@ func testSchedulesRegisterAndFire(t *testing.T, b *Bundle) {
 	if p, err := b.Driver.Probe(bg, []string{"tick"}, []string{"s1"}); err != nil || p.SchedulesDue || !p.Claimable {
 		t.Errorf("Probe after the fire = %+v, %v; want the ticks claimable and nothing due", p, err)
 	}
-	if again, err := b.Driver.FireSchedules(bg, []string{"s1"}, everySecondThenPause); err != nil || len(again) != 0 {
+	if again, err := bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"s1"}, everySecondThenPause); err != nil || len(again) != 0 {
 		t.Errorf("a second fire = %+v, %v; want nothing", again, err)
 	}
 }
@@ -111,22 +112,24 @@ func testSchedulesRegisterAndFire(t *testing.T, b *Bundle) {
 // tick, the other finds it locked or moved on; the schedule's tick count
 // equals the tasks stored.
 func testScheduleFiresOnceUnderRace(t *testing.T, b *Bundle) {
-	dbtest.Must(t, "register", b.Driver.RegisterSchedules(bg, []driver.ScheduleDef{tickDef("race", "every 1s")}, secondsBefore(3)))
+	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("race", "every 1s")}, secondsBefore(3)))
 	other := b.H.New(b.DB.Open(t))
 	runtime.NewEngine(other)
 	planned := make(chan struct{})
 	var once sync.Once
-	slow := func(now time.Time, due []driver.DueSchedule) []driver.ScheduleFire {
+	slow := func(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
 		once.Do(func() { close(planned) })
 		time.Sleep(300 * time.Millisecond) // hold the lock while the other fires
 		return everySecond(now, due)
 	}
 	var wg sync.WaitGroup
-	var firstFired []driver.ScheduleFire
+	var firstFired []bookkeeping.ScheduleFire
 	var firstErr error
-	wg.Go(func() { firstFired, firstErr = b.Driver.FireSchedules(bg, []string{"race"}, slow) })
+	wg.Go(func() {
+		firstFired, firstErr = bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"race"}, slow)
+	})
 	<-planned
-	secondFired, secondErr := other.FireSchedules(bg, []string{"race"}, everySecond)
+	secondFired, secondErr := bookkeeping.FireSchedules(bg, other.Tables(), []string{"race"}, everySecond)
 	wg.Wait()
 	dbtest.Must(t, "first fire", firstErr)
 	dbtest.Must(t, "second fire", secondErr)
@@ -149,26 +152,26 @@ func testScheduleFiresOnceUnderRace(t *testing.T, b *Bundle) {
 // it; an unknown name is ErrScheduleNotFound.
 func testScheduleRedefinePauseDelete(t *testing.T, b *Bundle) {
 	def := tickDef("r", "every 1s")
-	dbtest.Must(t, "register", b.Driver.RegisterSchedules(bg, []driver.ScheduleDef{def}, secondsBefore(5)))
+	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{def}, secondsBefore(5)))
 	first := scheduleNamed(t, b, "r").NextRun
 	def.Payload = []byte(`{"n":2}`)
-	dbtest.Must(t, "register again", b.Driver.RegisterSchedules(bg, []driver.ScheduleDef{def}, secondsBefore(50)))
+	dbtest.Must(t, "register again", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{def}, secondsBefore(50)))
 	if s := scheduleNamed(t, b, "r"); !s.NextRun.Equal(first) || string(s.Payload) != `{"n":2}` {
 		t.Errorf("same spec again: next run %v (want %v kept), payload %s (want the new one)", s.NextRun, first, s.Payload)
 	}
 	def.Spec = "every 2s"
-	dbtest.Must(t, "register a changed spec", b.Driver.RegisterSchedules(bg, []driver.ScheduleDef{def}, secondsBefore(-60)))
+	dbtest.Must(t, "register a changed spec", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{def}, secondsBefore(-60)))
 	if s := scheduleNamed(t, b, "r"); s.Spec != "every 2s" || !s.NextRun.After(first.Add(time.Minute)) {
 		t.Errorf("changed spec: %q next run %v; want every 2s, recomputed a minute ahead", s.Spec, s.NextRun)
 	}
-	dbtest.Must(t, "register due", b.Driver.RegisterSchedules(bg, []driver.ScheduleDef{tickDef("p", "every 1s")}, secondsBefore(1)))
+	dbtest.Must(t, "register due", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("p", "every 1s")}, secondsBefore(1)))
 	dbtest.Must(t, "pause", b.Client.PauseSchedule(bg, "p"))
 	dbtest.Must(t, "pause again", b.Client.PauseSchedule(bg, "p"))
-	dbtest.Must(t, "register while paused", b.Driver.RegisterSchedules(bg, []driver.ScheduleDef{tickDef("p", "every 1s")}, secondsBefore(1)))
+	dbtest.Must(t, "register while paused", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("p", "every 1s")}, secondsBefore(1)))
 	if p, err := b.Driver.Probe(bg, nil, []string{"p"}); err != nil || p.SchedulesDue {
 		t.Errorf("Probe(p) while paused = %+v, %v; want nothing due", p, err)
 	}
-	if fired, err := b.Driver.FireSchedules(bg, []string{"p"}, everySecond); err != nil || len(fired) != 0 {
+	if fired, err := bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"p"}, everySecond); err != nil || len(fired) != 0 {
 		t.Errorf("fire while paused = %+v, %v; want nothing", fired, err)
 	}
 	if s := scheduleNamed(t, b, "p"); !s.Paused || s.Overdue != 0 {
@@ -191,7 +194,7 @@ func testScheduleRedefinePauseDelete(t *testing.T, b *Bundle) {
 	}
 	id, err := b.Client.TriggerSchedule(bg, "p")
 	dbtest.Must(t, "trigger", err)
-	if info, err := b.Client.Get(bg, id); err != nil || info.Type != "tick" || info.Metadata[driver.MetadataSchedule] != "p" || info.IdempotencyKey != "" {
+	if info, err := b.Client.Get(bg, id); err != nil || info.Type != "tick" || info.Metadata[bookkeeping.MetadataSchedule] != "p" || info.IdempotencyKey != "" {
 		t.Errorf("triggered task = %+v, %v", info, err)
 	}
 	dbtest.Must(t, "delete", b.Client.DeleteSchedule(bg, "p"))
@@ -203,15 +206,15 @@ func testScheduleRedefinePauseDelete(t *testing.T, b *Bundle) {
 // The fire sees whether the latest tick's task is still active, for
 // overlap=skip: while it is queued, and no longer once it finished.
 func testScheduleSeesLastTaskActive(t *testing.T, b *Bundle) {
-	dbtest.Must(t, "register", b.Driver.RegisterSchedules(bg, []driver.ScheduleDef{tickDef("o", "every 1s")}, secondsBefore(0)))
+	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("o", "every 1s")}, secondsBefore(0)))
 	var seen []bool
-	plan := func(now time.Time, due []driver.DueSchedule) []driver.ScheduleFire {
+	plan := func(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
 		for _, d := range due {
 			seen = append(seen, d.LastTaskActive)
 		}
 		return everySecond(now, due)
 	}
-	fired, err := b.Driver.FireSchedules(bg, []string{"o"}, plan)
+	fired, err := bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"o"}, plan)
 	dbtest.Must(t, "first fire", err)
 	waitDue := func() {
 		deadline := time.Now().Add(3 * time.Second)
@@ -228,7 +231,7 @@ func testScheduleSeesLastTaskActive(t *testing.T, b *Bundle) {
 		}
 	}
 	waitDue()
-	_, err = b.Driver.FireSchedules(bg, []string{"o"}, plan)
+	_, err = bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"o"}, plan)
 	dbtest.Must(t, "second fire", err)
 	last := scheduleNamed(t, b, "o").LastTaskID
 	claimed := b.Claim(t, "w", 100, "tick")
@@ -243,7 +246,7 @@ func testScheduleSeesLastTaskActive(t *testing.T, b *Bundle) {
 		t.Fatalf("the last tick's task %d was not claimed (%d claimed)", last, len(claimed))
 	}
 	waitDue()
-	_, err = b.Driver.FireSchedules(bg, []string{"o"}, plan)
+	_, err = bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"o"}, plan)
 	dbtest.Must(t, "third fire", err)
 	if !slices.Equal(seen, []bool{false, true, false}) || len(fired) != 1 {
 		t.Errorf("LastTaskActive over three fires = %v, want [false true false]", seen)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 )
 
 // BoundedStats reads at most bound+1 tasks of each status: a status with
@@ -96,7 +97,7 @@ func testThroughputPerMinute(t *testing.T, b *Bundle) {
 		return ok, failed, cancelled
 	}
 	// A negative settle counts the minute in progress, as a test must.
-	_, err := b.Driver.RollupThroughput(ctx, -time.Minute, 24*time.Hour)
+	_, err := bookkeeping.RollupThroughput(ctx, b.Driver.Tables(), -time.Minute, 24*time.Hour)
 	dbtest.Must(t, "rollup", err)
 	if ok, failed, cancelled := totals(); ok != 4 || failed != 2 || cancelled != 1 {
 		t.Fatalf("counted %d succeeded, %d failed, %d cancelled; want 4, 2, 1", ok, failed, cancelled)
@@ -108,7 +109,7 @@ func testThroughputPerMinute(t *testing.T, b *Bundle) {
 	// A counted minute is not counted again; a task finishing later in it
 	// is counted only when the minute changed in between.
 	b.WaitStatus(t, b.Enqueue(t, "ok"), runtime.StatusSuccess, 10*time.Second)
-	n, err := b.Driver.RollupThroughput(ctx, -time.Minute, 24*time.Hour)
+	n, err := bookkeeping.RollupThroughput(ctx, b.Driver.Tables(), -time.Minute, 24*time.Hour)
 	dbtest.Must(t, "rollup", err)
 	want := 4
 	if n > 0 {
@@ -123,7 +124,7 @@ func testThroughputPerMinute(t *testing.T, b *Bundle) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			if _, err := b.Driver.RollupThroughput(ctx, -time.Minute, 24*time.Hour); err != nil {
+			if _, err := bookkeeping.RollupThroughput(ctx, b.Driver.Tables(), -time.Minute, 24*time.Hour); err != nil {
 				t.Errorf("racing rollup: %v", err)
 			}
 		})
@@ -135,7 +136,7 @@ func testThroughputPerMinute(t *testing.T, b *Bundle) {
 
 	// keep 0 deletes every minute already begun.
 	b.DB.MustExec(t, "DELETE FROM leasegen_throughput")
-	_, err = b.Driver.RollupThroughput(ctx, -time.Minute, 0)
+	_, err = bookkeeping.RollupThroughput(ctx, b.Driver.Tables(), -time.Minute, 0)
 	dbtest.Must(t, "rollup", err)
 	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_throughput"); n != 0 {
 		t.Errorf("%d rows left with keep 0", n)

@@ -14,6 +14,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 )
 
 // newTestWorker is a worker with one no-op handler of taskType, not started.
@@ -86,7 +87,7 @@ func testWorkerRegistryDeadRows(t *testing.T, b *Bundle) {
 	dead := exec.Command("true")
 	dbtest.Must(t, "run a short process", dead.Run())
 	store := b.Driver
-	dbtest.Must(t, "a crashed predecessor's row", store.RegisterWorker(bg, driver.WorkerRegistration{
+	dbtest.Must(t, "a crashed predecessor's row", bookkeeping.RegisterWorker(bg, store.Tables(), driver.WorkerRegistration{
 		ID: "w-local", Host: host, PID: dead.Process.Pid, TaskLimits: map[string]int{"a": 0}, TTL: time.Hour}, admitAll))
 
 	cfg := Config()
@@ -97,7 +98,7 @@ func testWorkerRegistryDeadRows(t *testing.T, b *Bundle) {
 	const ttl = 2 * time.Second
 	// The row lives from some instant between before and registered.
 	before := time.Now()
-	dbtest.Must(t, "another host's row", store.RegisterWorker(bg, driver.WorkerRegistration{
+	dbtest.Must(t, "another host's row", bookkeeping.RegisterWorker(bg, store.Tables(), driver.WorkerRegistration{
 		ID: "w-remote", Host: "elsewhere", PID: 1, TaskLimits: map[string]int{"a": 0}, TTL: ttl}, admitAll))
 	registered := time.Now()
 	cfg.WorkerID = "w-remote"

@@ -3,86 +3,84 @@ package leasemysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-func (s *store) List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
-	rows, err := s.q.TaskList(ctx, s.db, mysqldb.TaskListParams{
-		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeUs: micros(f.OlderThan), Limit: int32(f.Limit),
-		BeforeID: int64(f.BeforeID), IdempotencyKey: sql.NullString{String: f.Key, Valid: true},
+func (t tables) TaskGet(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error) {
+	row, err := t.s.q.TaskGet(ctx, t.q, mysqldb.TaskGetParams{ID: int64(id)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return leasetype.TaskInfo{}, fmt.Errorf("%w: id %d", leasetype.ErrTaskNotFound, id)
+	}
+	if err != nil {
+		return leasetype.TaskInfo{}, err
+	}
+	return taskInfoFromRow(row)
+}
+
+func (t tables) TaskListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error) {
+	rows, err := t.s.q.TaskListByOwner(ctx, t.q, mysqldb.TaskListByOwnerParams{
+		OwnerID: owner, Statuses: sqlbuild.StatusStrings(statuses), Limit: int32(limit),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("leasegen: list tasks: %w", err)
+		return nil, err
 	}
 	return sqlbuild.TaskInfos(rows, taskInfoFromRow)
 }
 
-func (s *store) RetryTask(ctx context.Context, id leasetype.TaskID) (bool, error) {
-	n, err := s.q.TaskRetry(ctx, s.db, mysqldb.TaskRetryParams{ID: int64(id)})
-	if err != nil {
-		return false, fmt.Errorf("leasegen: retry task %d: %w", id, err)
-	}
-	return n > 0, nil
-}
-
-func (s *store) PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error) {
-	var n int64
-	err := s.retry(ctx, func() error {
-		var err error
-		n, err = s.q.TaskPurge(ctx, s.db, mysqldb.TaskPurgeParams{AgeUs: micros(olderThan), Limit: int32(batch)})
-		return err
+func (t tables) TaskList(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
+	rows, err := t.s.q.TaskList(ctx, t.q, mysqldb.TaskListParams{
+		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeUs: micros(f.OlderThan), Limit: int32(f.Limit),
+		BeforeID: int64(f.BeforeID), IdempotencyKey: sql.NullString{String: f.Key, Valid: true},
 	})
 	if err != nil {
-		return 0, fmt.Errorf("leasegen: purge finished tasks: %w", err)
+		return nil, err
 	}
-	return int(n), nil
+	return sqlbuild.TaskInfos(rows, taskInfoFromRow)
 }
 
-func (s *store) Stats(ctx context.Context, bound int) (leasetype.QueueStats, error) {
-	return sqlbuild.Stats(bound, sqlbuild.StatsQueries{
-		Counts: func() ([]leasetype.TypeStatusCount, error) {
-			rows, err := s.q.TaskCountByTypeStatus(ctx, s.db)
-			return sqlbuild.Map(rows, func(c mysqldb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
-				return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
-			}), err
-		},
-		Oldest: func() (map[string]time.Time, error) {
-			rows, err := s.q.TaskOldestQueued(ctx, s.db)
-			return sqlbuild.ToMap(rows, func(o mysqldb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, o.Oldest }), err
-		},
-		Sample: func(status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
-			rows, err := s.q.TaskSampleStatus(ctx, s.db, mysqldb.TaskSampleStatusParams{Status: string(status), Limit: int32(limit)})
-			return sqlbuild.Map(rows, func(r mysqldb.TaskSampleStatusRow) sqlbuild.SampleRow {
-				return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest}
-			}), err
-		},
-		Running: func() (map[string]int, error) {
-			rows, err := s.q.TaskRunningByOwner(ctx, s.db)
-			return sqlbuild.ToMap(rows, func(r mysqldb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) }), err
-		},
-		Paused: func() (map[string]time.Time, error) { return s.pausedTypes(ctx) },
+func (t tables) TaskCancelRequest(ctx context.Context, id leasetype.TaskID) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) {
+		return t.s.q.TaskCancelRequest(ctx, t.q, mysqldb.TaskCancelRequestParams{ID: int64(id)})
 	})
 }
 
-func (s *store) MigrationStatus(ctx context.Context) (map[int]time.Time, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT version, applied_at FROM leasegen_schema_migrations")
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: read applied migrations: %w", err)
-	}
-	defer rows.Close()
-	applied := map[int]time.Time{}
-	for rows.Next() {
-		var v int
-		var at time.Time
-		if err := rows.Scan(&v, &at); err != nil {
-			return nil, err
-		}
-		applied[v] = at
-	}
-	return applied, rows.Err()
+func (t tables) TaskRetry(ctx context.Context, id leasetype.TaskID) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) { return t.s.q.TaskRetry(ctx, t.q, mysqldb.TaskRetryParams{ID: int64(id)}) })
+}
+
+func (t tables) TaskPurge(ctx context.Context, age time.Duration, limit int) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.TaskPurge(ctx, t.q, mysqldb.TaskPurgeParams{AgeUs: micros(age), Limit: int32(limit)})
+	})
+}
+
+func (t tables) TaskCountByTypeStatus(ctx context.Context) ([]leasetype.TypeStatusCount, error) {
+	rows, err := t.s.q.TaskCountByTypeStatus(ctx, t.q)
+	return sqlbuild.Map(rows, func(c mysqldb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
+		return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
+	}), err
+}
+
+func (t tables) TaskOldestQueued(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := t.s.q.TaskOldestQueued(ctx, t.q)
+	return sqlbuild.ToMap(rows, func(o mysqldb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, o.Oldest }), err
+}
+
+func (t tables) TaskSampleStatus(ctx context.Context, status leasetype.Status, limit int) ([]driver.StatusSample, error) {
+	rows, err := t.s.q.TaskSampleStatus(ctx, t.q, mysqldb.TaskSampleStatusParams{Status: string(status), Limit: int32(limit)})
+	return sqlbuild.Map(rows, func(r mysqldb.TaskSampleStatusRow) driver.StatusSample {
+		return driver.StatusSample{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest}
+	}), err
+}
+
+func (t tables) TaskRunningByOwner(ctx context.Context) (map[string]int, error) {
+	rows, err := t.s.q.TaskRunningByOwner(ctx, t.q)
+	return sqlbuild.ToMap(rows, func(r mysqldb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) }), err
 }

@@ -2,7 +2,6 @@ package leasemysql
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -11,38 +10,36 @@ import (
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-func (s *store) RecordAttempts(ctx context.Context, recs []driver.AttemptRecord, keep int) error {
-	return sqlbuild.RecordAttempts(ctx, s.retry, recs, keep,
-		func(r driver.AttemptRecord) error {
-			return s.q.AttemptInsert(ctx, s.db, mysqldb.AttemptInsertParams{
-				TaskID: int64(r.TaskID), Attempt: int32(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt,
-				Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
-			})
-		},
-		func(id leasetype.TaskID, upTo int) error {
-			return s.q.AttemptTrim(ctx, s.db, mysqldb.AttemptTrimParams{TaskID: int64(id), Attempt: int32(upTo)})
+func (t tables) AttemptInsert(ctx context.Context, r driver.AttemptRecord) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.AttemptInsert(ctx, t.q, mysqldb.AttemptInsertParams{
+			TaskID: int64(r.TaskID), Attempt: int32(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt,
+			Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
 		})
+	})
 }
 
-func (s *store) Attempts(ctx context.Context, id leasetype.TaskID) ([]leasetype.AttemptInfo, error) {
-	rows, err := s.q.AttemptList(ctx, s.db, mysqldb.AttemptListParams{TaskID: int64(id)})
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: read task %d's attempts: %w", id, err)
-	}
-	out := make([]leasetype.AttemptInfo, len(rows))
-	for i, r := range rows {
-		out[i] = leasetype.AttemptInfo{Attempt: int(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+func (t tables) AttemptTrim(ctx context.Context, id leasetype.TaskID, upTo int) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.AttemptTrim(ctx, t.q, mysqldb.AttemptTrimParams{TaskID: int64(id), Attempt: int32(upTo)})
+	})
+}
+
+func (t tables) AttemptList(ctx context.Context, id leasetype.TaskID) ([]leasetype.AttemptInfo, error) {
+	rows, err := t.s.q.AttemptList(ctx, t.q, mysqldb.AttemptListParams{TaskID: int64(id)})
+	return sqlbuild.Map(rows, func(r mysqldb.LeasegenAttempt) leasetype.AttemptInfo {
+		return leasetype.AttemptInfo{Attempt: int(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 			Outcome: r.Outcome, Error: r.Error.String, Duration: time.Duration(r.DurationUs) * time.Microsecond}
-	}
-	return out, nil
+	}), err
 }
 
-func (s *store) PurgeAttempts(ctx context.Context, batch int) (int, error) {
-	return sqlbuild.PurgeAttempts(ctx, s.retry, batch,
-		func() ([]int64, error) {
-			return s.q.AttemptOrphans(ctx, s.db, mysqldb.AttemptOrphansParams{Limit: int32(batch)})
-		},
-		func(ids []int64) (int64, error) {
-			return s.q.AttemptDeleteTasks(ctx, s.db, mysqldb.AttemptDeleteTasksParams{TaskIds: ids})
-		})
+func (t tables) AttemptOrphans(ctx context.Context, limit int) ([]leasetype.TaskID, error) {
+	ids, err := t.s.q.AttemptOrphans(ctx, t.q, mysqldb.AttemptOrphansParams{Limit: int32(limit)})
+	return sqlbuild.Map(ids, sqlbuild.ToTaskID), err
+}
+
+func (t tables) AttemptDeleteTasks(ctx context.Context, ids []leasetype.TaskID) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.AttemptDeleteTasks(ctx, t.q, mysqldb.AttemptDeleteTasksParams{TaskIds: sqlbuild.Map(ids, sqlbuild.FromTaskID)})
+	})
 }

@@ -132,3 +132,11 @@ func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit 
 	slices.SortFunc(out, sqlbuild.ClaimOrder)
 	return out, nil
 }
+
+func (s *store) Probe(ctx context.Context, types, schedules []string) (driver.Probe, error) {
+	r, err := s.q.TaskProbe(ctx, s.db, mysqldb.TaskProbeParams{TaskTypes: types, ScheduleNames: schedules})
+	if err != nil {
+		return driver.Probe{}, fmt.Errorf("leasegen: look for claimable tasks and due schedules: %w", err)
+	}
+	return driver.Probe{Claimable: r.Claimable, SchedulesDue: r.SchedulesDue}, nil
+}

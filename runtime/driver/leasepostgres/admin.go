@@ -2,108 +2,99 @@ package leasepostgres
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
 	"github.com/leasegen/leasegen/runtime/driver/leasepostgres/internal/pgdb"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-func (s *store) List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
-	rows, err := s.q.TaskList(ctx, s.arrays, pgdb.TaskListParams{
-		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeUs: micros(f.OlderThan), Lim: int32(f.Limit),
-		BeforeID: int64(f.BeforeID), IdempotencyKey: f.Key,
+func (t tables) TaskGet(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error) {
+	row, err := t.s.q.TaskGet(ctx, t.q, pgdb.TaskGetParams{ID: int64(id)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return leasetype.TaskInfo{}, fmt.Errorf("%w: id %d", leasetype.ErrTaskNotFound, id)
+	}
+	if err != nil {
+		return leasetype.TaskInfo{}, err
+	}
+	return taskInfoFromRow(row)
+}
+
+func (t tables) TaskListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error) {
+	rows, err := t.s.q.TaskListByOwner(ctx, t.q, pgdb.TaskListByOwnerParams{
+		OwnerID: owner, Statuses: sqlbuild.StatusStrings(statuses), Lim: int32(limit),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("leasegen: list tasks: %w", err)
+		return nil, err
 	}
 	return sqlbuild.TaskInfos(rows, taskInfoFromRow)
 }
 
-func (s *store) RetryTask(ctx context.Context, id leasetype.TaskID) (bool, error) {
-	n, err := s.q.TaskRetry(ctx, s.arrays, pgdb.TaskRetryParams{ID: int64(id)})
-	if err != nil {
-		return false, fmt.Errorf("leasegen: retry task %d: %w", id, err)
-	}
-	return n > 0, nil
-}
-
-func (s *store) PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error) {
-	var n int64
-	err := s.retry(ctx, func() error {
-		var err error
-		n, err = s.q.TaskPurge(ctx, s.arrays, pgdb.TaskPurgeParams{AgeUs: micros(olderThan), Lim: int32(batch)})
-		return err
+func (t tables) TaskList(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
+	rows, err := t.s.q.TaskList(ctx, t.q, pgdb.TaskListParams{
+		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeUs: micros(f.OlderThan), Lim: int32(f.Limit),
+		BeforeID: int64(f.BeforeID), IdempotencyKey: f.Key,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("leasegen: purge finished tasks: %w", err)
+		return nil, err
 	}
-	return int(n), nil
+	return sqlbuild.TaskInfos(rows, taskInfoFromRow)
 }
 
-func (s *store) Stats(ctx context.Context, bound int) (leasetype.QueueStats, error) {
-	return sqlbuild.Stats(bound, sqlbuild.StatsQueries{
-		Counts: func() ([]leasetype.TypeStatusCount, error) {
-			rows, err := s.q.TaskCountByTypeStatus(ctx, s.db)
-			return sqlbuild.Map(rows, func(c pgdb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
-				return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
-			}), err
-		},
-		Oldest: func() (map[string]time.Time, error) {
-			rows, err := s.q.TaskOldestQueued(ctx, s.db)
-			return sqlbuild.ToMap(rows, func(o pgdb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, o.Oldest.UTC() }), err
-		},
-		Sample: func(status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
-			return s.sample(ctx, status, limit)
-		},
-		Running: func() (map[string]int, error) {
-			rows, err := s.q.TaskRunningByOwner(ctx, s.db)
-			return sqlbuild.ToMap(rows, func(r pgdb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) }), err
-		},
-		Paused: func() (map[string]time.Time, error) { return s.pausedTypes(ctx) },
+func (t tables) TaskCancelRequest(ctx context.Context, id leasetype.TaskID) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) {
+		return t.s.q.TaskCancelRequest(ctx, t.q, pgdb.TaskCancelRequestParams{ID: int64(id)})
 	})
 }
 
-// sample reads up to limit tasks of status through the partial index that
-// holds that status.
-func (s *store) sample(ctx context.Context, status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
-	n := int32(limit)
-	switch status {
-	case leasetype.StatusQueued:
-		rows, err := s.q.TaskSampleQueued(ctx, s.arrays, pgdb.TaskSampleQueuedParams{MaxRows: n})
-		return sqlbuild.Map(rows, func(r pgdb.TaskSampleQueuedRow) sqlbuild.SampleRow {
-			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
-		}), err
-	case leasetype.StatusRunning, leasetype.StatusCancelRequested:
-		rows, err := s.q.TaskSampleActive(ctx, s.arrays, pgdb.TaskSampleActiveParams{Status: string(status), MaxRows: n})
-		return sqlbuild.Map(rows, func(r pgdb.TaskSampleActiveRow) sqlbuild.SampleRow {
-			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
-		}), err
-	}
-	rows, err := s.q.TaskSampleFinished(ctx, s.arrays, pgdb.TaskSampleFinishedParams{Status: string(status), MaxRows: n})
-	return sqlbuild.Map(rows, func(r pgdb.TaskSampleFinishedRow) sqlbuild.SampleRow {
-		return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
+func (t tables) TaskRetry(ctx context.Context, id leasetype.TaskID) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) { return t.s.q.TaskRetry(ctx, t.q, pgdb.TaskRetryParams{ID: int64(id)}) })
+}
+
+func (t tables) TaskPurge(ctx context.Context, age time.Duration, limit int) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.TaskPurge(ctx, t.q, pgdb.TaskPurgeParams{AgeUs: micros(age), Lim: int32(limit)})
+	})
+}
+
+func (t tables) TaskCountByTypeStatus(ctx context.Context) ([]leasetype.TypeStatusCount, error) {
+	rows, err := t.s.q.TaskCountByTypeStatus(ctx, t.q)
+	return sqlbuild.Map(rows, func(c pgdb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
+		return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
 	}), err
 }
 
-func (s *store) MigrationStatus(ctx context.Context) (map[int]time.Time, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT version, applied_at FROM leasegen_schema_migrations")
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: read applied migrations: %w", err)
+func (t tables) TaskOldestQueued(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := t.s.q.TaskOldestQueued(ctx, t.q)
+	return sqlbuild.ToMap(rows, func(o pgdb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, o.Oldest.UTC() }), err
+}
+
+// TaskSampleStatus reads through the partial index that holds status.
+func (t tables) TaskSampleStatus(ctx context.Context, status leasetype.Status, limit int) ([]driver.StatusSample, error) {
+	n := int32(limit)
+	switch status {
+	case leasetype.StatusQueued:
+		rows, err := t.s.q.TaskSampleQueued(ctx, t.q, pgdb.TaskSampleQueuedParams{MaxRows: n})
+		return sqlbuild.Map(rows, func(r pgdb.TaskSampleQueuedRow) driver.StatusSample {
+			return driver.StatusSample{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
+		}), err
+	case leasetype.StatusRunning, leasetype.StatusCancelRequested:
+		rows, err := t.s.q.TaskSampleActive(ctx, t.q, pgdb.TaskSampleActiveParams{Status: string(status), MaxRows: n})
+		return sqlbuild.Map(rows, func(r pgdb.TaskSampleActiveRow) driver.StatusSample {
+			return driver.StatusSample{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
+		}), err
 	}
-	defer rows.Close()
-	applied := map[int]time.Time{}
-	for rows.Next() {
-		var v int
-		var at time.Time
-		if err := rows.Scan(&v, &at); err != nil {
-			return nil, fmt.Errorf("leasegen: read applied migrations: %w", err)
-		}
-		applied[v] = at.UTC()
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("leasegen: read applied migrations: %w", err)
-	}
-	return applied, nil
+	rows, err := t.s.q.TaskSampleFinished(ctx, t.q, pgdb.TaskSampleFinishedParams{Status: string(status), MaxRows: n})
+	return sqlbuild.Map(rows, func(r pgdb.TaskSampleFinishedRow) driver.StatusSample {
+		return driver.StatusSample{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: r.Oldest.UTC()}
+	}), err
+}
+
+func (t tables) TaskRunningByOwner(ctx context.Context) (map[string]int, error) {
+	rows, err := t.s.q.TaskRunningByOwner(ctx, t.q)
+	return sqlbuild.ToMap(rows, func(r pgdb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) }), err
 }

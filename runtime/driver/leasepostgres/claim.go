@@ -126,3 +126,11 @@ func (c pgClaimSource) Candidates(ctx context.Context, types []string, limit int
 	}
 	return out, nil
 }
+
+func (s *store) Probe(ctx context.Context, types, schedules []string) (driver.Probe, error) {
+	r, err := s.q.TaskProbe(ctx, s.arrays, pgdb.TaskProbeParams{TaskTypes: types, ScheduleNames: schedules})
+	if err != nil {
+		return driver.Probe{}, fmt.Errorf("leasegen: look for claimable tasks and due schedules: %w", err)
+	}
+	return driver.Probe{Claimable: r.Claimable, SchedulesDue: r.SchedulesDue}, nil
+}

@@ -142,35 +142,6 @@ func conflict(err error) bool {
 	return pe.Code == codeSerializationFailure || pe.Code == codeDeadlockDetected || pe.Code == codeLockNotAvailable
 }
 
-func (s *store) Get(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error) {
-	row, err := s.q.TaskGet(ctx, s.arrays, pgdb.TaskGetParams{ID: int64(id)})
-	if errors.Is(err, sql.ErrNoRows) {
-		return leasetype.TaskInfo{}, fmt.Errorf("%w: id %d", leasetype.ErrTaskNotFound, id)
-	}
-	if err != nil {
-		return leasetype.TaskInfo{}, fmt.Errorf("leasegen: get task %d: %w", id, err)
-	}
-	return taskInfoFromRow(row)
-}
-
-func (s *store) ListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error) {
-	rows, err := s.q.TaskListByOwner(ctx, s.arrays, pgdb.TaskListByOwnerParams{
-		OwnerID: owner, Statuses: sqlbuild.StatusStrings(statuses), Lim: int32(limit),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: list tasks of owner %q: %w", owner, err)
-	}
-	return sqlbuild.TaskInfos(rows, taskInfoFromRow)
-}
-
-func (s *store) RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, error) {
-	n, err := s.q.TaskCancelRequest(ctx, s.arrays, pgdb.TaskCancelRequestParams{ID: int64(id)})
-	if err != nil {
-		return false, fmt.Errorf("leasegen: cancel task %d: %w", id, err)
-	}
-	return n > 0, nil
-}
-
 func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {
 	for _, scope := range scopes {
 		if err := s.q.LimitEnsure(ctx, s.arrays, pgdb.LimitEnsureParams{Scope: scope}); err != nil {

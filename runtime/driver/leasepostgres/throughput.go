@@ -2,56 +2,58 @@ package leasepostgres
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
 	"github.com/leasegen/leasegen/runtime/driver/leasepostgres/internal/pgdb"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-func (s *store) RollupThroughput(ctx context.Context, settle, keep time.Duration) (int, error) {
-	return sqlbuild.Rollup(ctx, s.retry, settle, keep,
-		func() (time.Time, time.Time, error) {
-			now, err := s.q.ScheduleNow(ctx, s.db)
-			if err != nil {
-				return now, now, err
-			}
-			last, err := s.q.ThroughputLastCounted(ctx, s.db)
-			return now.UTC(), last.UTC(), err
-		},
-		func(from, to time.Time) ([]sqlbuild.FinishedGroup, error) {
-			rows, err := s.q.ThroughputCount(ctx, s.arrays, pgdb.ThroughputCountParams{FromAt: from, ToAt: to})
-			return sqlbuild.Map(rows, func(r pgdb.ThroughputCountRow) sqlbuild.FinishedGroup {
-				return sqlbuild.FinishedGroup{Type: r.TaskType, Status: r.Status, Minute: r.Minute, Tasks: r.Tasks}
-			}), err
-		},
-		func(rows []sqlbuild.MinuteRow, trimBefore time.Time) error {
-			return s.inTx(ctx, s.db, "", func(tx *sql.Tx) error {
-				for _, r := range rows {
-					err := s.q.ThroughputInsert(ctx, tx, pgdb.ThroughputInsertParams{
-						TaskType: r.Type, MinuteAt: r.Minute, Succeeded: r.Succeeded, Failed: r.Failed, Cancelled: r.Cancelled,
-					})
-					if err != nil {
-						return err
-					}
-				}
-				return s.q.ThroughputTrim(ctx, tx, pgdb.ThroughputTrimParams{Before: trimBefore})
-			})
-		})
+func (t tables) ThroughputLastCounted(ctx context.Context) (time.Time, error) {
+	last, err := t.s.q.ThroughputLastCounted(ctx, t.q)
+	return last.UTC(), err
 }
 
-func (s *store) Throughput(ctx context.Context, window time.Duration) ([]leasetype.ThroughputMinute, error) {
-	now, err := s.q.ScheduleNow(ctx, s.db)
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: read the database's clock: %w", err)
-	}
-	rows, err := s.q.ThroughputList(ctx, s.arrays, pgdb.ThroughputListParams{Since: now.Add(-window)})
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: read the tasks finished per minute: %w", err)
-	}
-	return sqlbuild.Throughput(rows, func(r pgdb.ThroughputListRow) (time.Time, int64, int64, int64) {
-		return r.MinuteAt, r.Succeeded, r.Failed, r.Cancelled
-	}), nil
+func (t tables) ThroughputCount(ctx context.Context, from, to time.Time) ([]driver.FinishedGroup, error) {
+	rows, err := t.s.q.ThroughputCount(ctx, t.q, pgdb.ThroughputCountParams{FromAt: from, ToAt: to})
+	return sqlbuild.Map(rows, func(r pgdb.ThroughputCountRow) driver.FinishedGroup {
+		return driver.FinishedGroup{Type: r.TaskType, Status: leasetype.Status(r.Status), Minute: r.Minute, Tasks: r.Tasks}
+	}), err
+}
+
+func (t tables) ThroughputInsert(ctx context.Context, r driver.MinuteRow) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.ThroughputInsert(ctx, t.q, pgdb.ThroughputInsertParams{
+			TaskType: r.Type, MinuteAt: r.Minute, Succeeded: r.Succeeded, Failed: r.Failed, Cancelled: r.Cancelled,
+		})
+	})
+}
+
+func (t tables) ThroughputTrim(ctx context.Context, before time.Time) error {
+	return t.Write(ctx, func() error { return t.s.q.ThroughputTrim(ctx, t.q, pgdb.ThroughputTrimParams{Before: before}) })
+}
+
+func (t tables) ThroughputList(ctx context.Context, since time.Time) ([]leasetype.ThroughputMinute, error) {
+	rows, err := t.s.q.ThroughputList(ctx, t.q, pgdb.ThroughputListParams{Since: since})
+	return sqlbuild.Map(rows, func(r pgdb.ThroughputListRow) leasetype.ThroughputMinute {
+		return sqlbuild.Minute(r.MinuteAt, r.Succeeded, r.Failed, r.Cancelled)
+	}), err
+}
+
+func (t tables) PausedTypeInsert(ctx context.Context, taskType string) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) {
+		return t.s.q.PausedTypeInsert(ctx, t.q, pgdb.PausedTypeInsertParams{TaskType: taskType})
+	})
+}
+
+func (t tables) PausedTypeDelete(ctx context.Context, taskType string) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) {
+		return t.s.q.PausedTypeDelete(ctx, t.q, pgdb.PausedTypeDeleteParams{TaskType: taskType})
+	})
+}
+
+func (t tables) PausedTypeList(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := t.s.q.PausedTypeList(ctx, t.q)
+	return sqlbuild.ToMap(rows, func(r pgdb.LeasegenPausedType) (string, time.Time) { return r.TaskType, r.PausedAt.UTC() }), err
 }

@@ -2,110 +2,99 @@ package leasesqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite/internal/sqlitedb"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-func (s *store) List(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
-	rows, err := s.q.TaskList(ctx, s.db, sqlitedb.TaskListParams{
-		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeMs: millis(f.OlderThan), Lim: int64(f.Limit),
-		BeforeID: int64(f.BeforeID), IdempotencyKey: f.Key,
+func (t tables) TaskGet(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error) {
+	row, err := t.s.q.TaskGet(ctx, t.q, sqlitedb.TaskGetParams{ID: int64(id)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return leasetype.TaskInfo{}, fmt.Errorf("%w: id %d", leasetype.ErrTaskNotFound, id)
+	}
+	if err != nil {
+		return leasetype.TaskInfo{}, err
+	}
+	return taskInfoFromSQLite(row)
+}
+
+func (t tables) TaskListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error) {
+	rows, err := t.s.q.TaskListByOwner(ctx, t.q, sqlitedb.TaskListByOwnerParams{
+		OwnerID: owner, Statuses: sqlbuild.StatusStrings(statuses), Limit: int64(limit),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("leasegen: list tasks: %w", err)
+		return nil, err
 	}
 	return sqlbuild.TaskInfos(rows, taskInfoFromSQLite)
 }
 
-func (s *store) RetryTask(ctx context.Context, id leasetype.TaskID) (bool, error) {
-	var n int64
-	err := s.retry(ctx, func() error {
-		var err error
-		n, err = s.q.TaskRetry(ctx, s.db, sqlitedb.TaskRetryParams{ID: int64(id)})
-		return err
+func (t tables) TaskList(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
+	rows, err := t.s.q.TaskList(ctx, t.q, sqlitedb.TaskListParams{
+		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeMs: millis(f.OlderThan), Lim: int64(f.Limit),
+		BeforeID: int64(f.BeforeID), IdempotencyKey: f.Key,
 	})
 	if err != nil {
-		return false, fmt.Errorf("leasegen: retry task %d: %w", id, err)
+		return nil, err
 	}
-	return n > 0, nil
+	return sqlbuild.TaskInfos(rows, taskInfoFromSQLite)
 }
 
-func (s *store) PurgeBatch(ctx context.Context, olderThan time.Duration, batch int) (int, error) {
-	var n int64
-	err := s.retry(ctx, func() error {
-		var err error
-		n, err = s.q.TaskPurge(ctx, s.db, sqlitedb.TaskPurgeParams{AgeMs: millis(olderThan), Lim: int64(batch)})
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("leasegen: purge finished tasks: %w", err)
-	}
-	return int(n), nil
-}
-
-func (s *store) Stats(ctx context.Context, bound int) (leasetype.QueueStats, error) {
-	return sqlbuild.Stats(bound, sqlbuild.StatsQueries{
-		Counts: func() ([]leasetype.TypeStatusCount, error) {
-			rows, err := s.q.TaskCountByTypeStatus(ctx, s.db)
-			return sqlbuild.Map(rows, func(c sqlitedb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
-				return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
-			}), err
-		},
-		Oldest: func() (map[string]time.Time, error) {
-			rows, err := s.q.TaskOldestQueued(ctx, s.db)
-			return sqlbuild.ToMap(rows, func(o sqlitedb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, fromMillis(o.Oldest) }), err
-		},
-		Sample: func(status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
-			return s.sample(ctx, status, limit)
-		},
-		Running: func() (map[string]int, error) {
-			rows, err := s.q.TaskRunningByOwner(ctx, s.db)
-			return sqlbuild.ToMap(rows, func(r sqlitedb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) }), err
-		},
-		Paused: func() (map[string]time.Time, error) { return s.pausedTypes(ctx) },
+func (t tables) TaskCancelRequest(ctx context.Context, id leasetype.TaskID) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) {
+		return t.s.q.TaskCancelRequest(ctx, t.q, sqlitedb.TaskCancelRequestParams{ID: int64(id)})
 	})
 }
 
-// sample reads up to limit tasks of status through the partial index that
-// holds that status.
-func (s *store) sample(ctx context.Context, status leasetype.Status, limit int) ([]sqlbuild.SampleRow, error) {
-	n := int64(limit)
-	switch status {
-	case leasetype.StatusQueued:
-		rows, err := s.q.TaskSampleQueued(ctx, s.db, sqlitedb.TaskSampleQueuedParams{MaxRows: n})
-		return sqlbuild.Map(rows, func(r sqlitedb.TaskSampleQueuedRow) sqlbuild.SampleRow {
-			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: fromMillis(r.Oldest)}
-		}), err
-	case leasetype.StatusRunning, leasetype.StatusCancelRequested:
-		rows, err := s.q.TaskSampleActive(ctx, s.db, sqlitedb.TaskSampleActiveParams{Status: string(status), MaxRows: n})
-		return sqlbuild.Map(rows, func(r sqlitedb.TaskSampleActiveRow) sqlbuild.SampleRow {
-			return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: fromMillis(r.Oldest)}
-		}), err
-	}
-	rows, err := s.q.TaskSampleFinished(ctx, s.db, sqlitedb.TaskSampleFinishedParams{Status: string(status), MaxRows: n})
-	return sqlbuild.Map(rows, func(r sqlitedb.TaskSampleFinishedRow) sqlbuild.SampleRow {
-		return sqlbuild.SampleRow{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: fromMillis(r.Oldest)}
+func (t tables) TaskRetry(ctx context.Context, id leasetype.TaskID) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) { return t.s.q.TaskRetry(ctx, t.q, sqlitedb.TaskRetryParams{ID: int64(id)}) })
+}
+
+func (t tables) TaskPurge(ctx context.Context, age time.Duration, limit int) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.TaskPurge(ctx, t.q, sqlitedb.TaskPurgeParams{AgeMs: millis(age), Lim: int64(limit)})
+	})
+}
+
+func (t tables) TaskCountByTypeStatus(ctx context.Context) ([]leasetype.TypeStatusCount, error) {
+	rows, err := t.s.q.TaskCountByTypeStatus(ctx, t.q)
+	return sqlbuild.Map(rows, func(c sqlitedb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {
+		return leasetype.TypeStatusCount{Type: c.TaskType, Status: leasetype.Status(c.Status), Tasks: int(c.Tasks)}
 	}), err
 }
 
-func (s *store) MigrationStatus(ctx context.Context) (map[int]time.Time, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT version, applied_at FROM leasegen_schema_migrations")
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: read applied migrations: %w", err)
+func (t tables) TaskOldestQueued(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := t.s.q.TaskOldestQueued(ctx, t.q)
+	return sqlbuild.ToMap(rows, func(o sqlitedb.TaskOldestQueuedRow) (string, time.Time) { return o.TaskType, fromMillis(o.Oldest) }), err
+}
+
+// TaskSampleStatus reads through the partial index that holds status.
+func (t tables) TaskSampleStatus(ctx context.Context, status leasetype.Status, limit int) ([]driver.StatusSample, error) {
+	n := int64(limit)
+	switch status {
+	case leasetype.StatusQueued:
+		rows, err := t.s.q.TaskSampleQueued(ctx, t.q, sqlitedb.TaskSampleQueuedParams{MaxRows: n})
+		return sqlbuild.Map(rows, func(r sqlitedb.TaskSampleQueuedRow) driver.StatusSample {
+			return driver.StatusSample{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: fromMillis(r.Oldest)}
+		}), err
+	case leasetype.StatusRunning, leasetype.StatusCancelRequested:
+		rows, err := t.s.q.TaskSampleActive(ctx, t.q, sqlitedb.TaskSampleActiveParams{Status: string(status), MaxRows: n})
+		return sqlbuild.Map(rows, func(r sqlitedb.TaskSampleActiveRow) driver.StatusSample {
+			return driver.StatusSample{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: fromMillis(r.Oldest)}
+		}), err
 	}
-	defer rows.Close()
-	applied := map[int]time.Time{}
-	for rows.Next() {
-		var v int
-		var at int64
-		if err := rows.Scan(&v, &at); err != nil {
-			return nil, err
-		}
-		applied[v] = fromMillis(at)
-	}
-	return applied, rows.Err()
+	rows, err := t.s.q.TaskSampleFinished(ctx, t.q, sqlitedb.TaskSampleFinishedParams{Status: string(status), MaxRows: n})
+	return sqlbuild.Map(rows, func(r sqlitedb.TaskSampleFinishedRow) driver.StatusSample {
+		return driver.StatusSample{Type: r.TaskType, Tasks: int(r.Tasks), Oldest: fromMillis(r.Oldest)}
+	}), err
+}
+
+func (t tables) TaskRunningByOwner(ctx context.Context) (map[string]int, error) {
+	rows, err := t.s.q.TaskRunningByOwner(ctx, t.q)
+	return sqlbuild.ToMap(rows, func(r sqlitedb.TaskRunningByOwnerRow) (string, int) { return r.Owner, int(r.Tasks) }), err
 }

@@ -2,7 +2,6 @@ package leasesqlite
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -11,38 +10,36 @@ import (
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-func (s *store) RecordAttempts(ctx context.Context, recs []driver.AttemptRecord, keep int) error {
-	return sqlbuild.RecordAttempts(ctx, s.retry, recs, keep,
-		func(r driver.AttemptRecord) error {
-			return s.q.AttemptInsert(ctx, s.db, sqlitedb.AttemptInsertParams{
-				TaskID: int64(r.TaskID), Attempt: int64(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt.UnixMilli(),
-				Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
-			})
-		},
-		func(id leasetype.TaskID, upTo int) error {
-			return s.q.AttemptTrim(ctx, s.db, sqlitedb.AttemptTrimParams{TaskID: int64(id), Attempt: int64(upTo)})
+func (t tables) AttemptInsert(ctx context.Context, r driver.AttemptRecord) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.AttemptInsert(ctx, t.q, sqlitedb.AttemptInsertParams{
+			TaskID: int64(r.TaskID), Attempt: int64(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt.UnixMilli(),
+			Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
 		})
+	})
 }
 
-func (s *store) Attempts(ctx context.Context, id leasetype.TaskID) ([]leasetype.AttemptInfo, error) {
-	rows, err := s.q.AttemptList(ctx, s.db, sqlitedb.AttemptListParams{TaskID: int64(id)})
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: read task %d's attempts: %w", id, err)
-	}
-	out := make([]leasetype.AttemptInfo, len(rows))
-	for i, r := range rows {
-		out[i] = leasetype.AttemptInfo{Attempt: int(r.Attempt), Worker: r.Worker, StartedAt: fromMillis(r.StartedAt), FinishedAt: fromMillis(r.FinishedAt),
+func (t tables) AttemptTrim(ctx context.Context, id leasetype.TaskID, upTo int) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.AttemptTrim(ctx, t.q, sqlitedb.AttemptTrimParams{TaskID: int64(id), Attempt: int64(upTo)})
+	})
+}
+
+func (t tables) AttemptList(ctx context.Context, id leasetype.TaskID) ([]leasetype.AttemptInfo, error) {
+	rows, err := t.s.q.AttemptList(ctx, t.q, sqlitedb.AttemptListParams{TaskID: int64(id)})
+	return sqlbuild.Map(rows, func(r sqlitedb.LeasegenAttempt) leasetype.AttemptInfo {
+		return leasetype.AttemptInfo{Attempt: int(r.Attempt), Worker: r.Worker, StartedAt: fromMillis(r.StartedAt), FinishedAt: fromMillis(r.FinishedAt),
 			Outcome: r.Outcome, Error: r.Error.String, Duration: time.Duration(r.DurationUs) * time.Microsecond}
-	}
-	return out, nil
+	}), err
 }
 
-func (s *store) PurgeAttempts(ctx context.Context, batch int) (int, error) {
-	return sqlbuild.PurgeAttempts(ctx, s.retry, batch,
-		func() ([]int64, error) {
-			return s.q.AttemptOrphans(ctx, s.db, sqlitedb.AttemptOrphansParams{Limit: int64(batch)})
-		},
-		func(ids []int64) (int64, error) {
-			return s.q.AttemptDeleteTasks(ctx, s.db, sqlitedb.AttemptDeleteTasksParams{TaskIds: ids})
-		})
+func (t tables) AttemptOrphans(ctx context.Context, limit int) ([]leasetype.TaskID, error) {
+	ids, err := t.s.q.AttemptOrphans(ctx, t.q, sqlitedb.AttemptOrphansParams{Limit: int64(limit)})
+	return sqlbuild.Map(ids, sqlbuild.ToTaskID), err
+}
+
+func (t tables) AttemptDeleteTasks(ctx context.Context, ids []leasetype.TaskID) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.AttemptDeleteTasks(ctx, t.q, sqlitedb.AttemptDeleteTasksParams{TaskIds: sqlbuild.Map(ids, sqlbuild.FromTaskID)})
+	})
 }

@@ -198,3 +198,12 @@ func scannedTask(r sqlitedb.TaskClaimScanRow) driver.ClaimedTask {
 		Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: fromMillis(r.ScannedAt),
 	}
 }
+
+// Probe reads outside the write lock: WAL readers never wait.
+func (s *store) Probe(ctx context.Context, types, schedules []string) (driver.Probe, error) {
+	r, err := s.q.TaskProbe(ctx, s.db, sqlitedb.TaskProbeParams{TaskTypes: types, ScheduleNames: schedules})
+	if err != nil {
+		return driver.Probe{}, fmt.Errorf("leasegen: look for claimable tasks and due schedules: %w", err)
+	}
+	return driver.Probe{Claimable: r.Claimable, SchedulesDue: r.SchedulesDue}, nil
+}

@@ -202,40 +202,6 @@ func (s *store) immediate(ctx context.Context, fn func(conn *sql.Conn) error) er
 	})
 }
 
-func (s *store) Get(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error) {
-	row, err := s.q.TaskGet(ctx, s.db, sqlitedb.TaskGetParams{ID: int64(id)})
-	if errors.Is(err, sql.ErrNoRows) {
-		return leasetype.TaskInfo{}, fmt.Errorf("%w: id %d", leasetype.ErrTaskNotFound, id)
-	}
-	if err != nil {
-		return leasetype.TaskInfo{}, fmt.Errorf("leasegen: get task %d: %w", id, err)
-	}
-	return taskInfoFromSQLite(row)
-}
-
-func (s *store) ListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error) {
-	rows, err := s.q.TaskListByOwner(ctx, s.db, sqlitedb.TaskListByOwnerParams{
-		OwnerID: owner, Statuses: sqlbuild.StatusStrings(statuses), Limit: int64(limit),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("leasegen: list tasks of owner %q: %w", owner, err)
-	}
-	return sqlbuild.TaskInfos(rows, taskInfoFromSQLite)
-}
-
-func (s *store) RequestCancel(ctx context.Context, id leasetype.TaskID) (bool, error) {
-	var n int64
-	err := s.retry(ctx, func() error {
-		var err error
-		n, err = s.q.TaskCancelRequest(ctx, s.db, sqlitedb.TaskCancelRequestParams{ID: int64(id)})
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("leasegen: cancel task %d: %w", id, err)
-	}
-	return n > 0, nil
-}
-
 // EnsureLimits has nothing to create: the write lock serializes claims.
 func (s *store) EnsureLimits(context.Context, []string) error { return nil }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -73,36 +72,55 @@ func DecodeLimits(s string) map[string]int {
 	return limits
 }
 
-// SetPaused runs pause (or resume when paused is false) under retry and
-// reports whether it changed a row: the part of Driver.SetPaused that no
-// engine writes differently.
-func SetPaused(ctx context.Context, retry func(context.Context, func() error) error, taskType string, paused bool,
-	pause, resume func() (int64, error)) (bool, error) {
-	var n int64
-	err := retry(ctx, func() error {
-		var err error
-		if paused {
-			n, err = pause()
-		} else {
-			n, err = resume()
-		}
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("leasegen: pause or resume %s: %w", taskType, err)
-	}
-	return n > 0, nil
+// Writes runs the writing statements of an engine's driver.Tables: on the
+// pool each through Retry (the engine's conflict handling), and once in a
+// transaction (InTx), which is retried whole.
+type Writes struct {
+	Retry func(ctx context.Context, op func() error) error
+	InTx  bool // bound to a transaction
 }
 
-// PausedTypes maps each paused type of rows to when it was paused.
-func PausedTypes[R any](rows []R, err error, row func(R) (string, time.Time)) (map[string]time.Time, error) {
+// Write runs one writing statement.
+func (w Writes) Write(ctx context.Context, op func() error) error {
+	if w.InTx {
+		return op()
+	}
+	return w.Retry(ctx, op)
+}
+
+// Changed runs a writing statement that returns the rows it changed and
+// reports whether it changed any.
+func (w Writes) Changed(ctx context.Context, op func() (int64, error)) (bool, error) {
+	n, err := w.Count(ctx, op)
+	return n > 0, err
+}
+
+// Count runs a writing statement that returns the rows it changed.
+func (w Writes) Count(ctx context.Context, op func() (int64, error)) (int, error) {
+	var n int64
+	err := w.Write(ctx, func() (err error) {
+		n, err = op()
+		return err
+	})
+	return int(n), err
+}
+
+// AppliedMigrations reads leasegen_schema_migrations on q: each applied
+// version and when, its applied_at column scanned as T and read by at.
+func AppliedMigrations[T any](ctx context.Context, q driver.DBTX, at func(T) time.Time) (map[int]time.Time, error) {
+	rows, err := q.QueryContext(ctx, "SELECT version, applied_at FROM leasegen_schema_migrations")
 	if err != nil {
-		return nil, fmt.Errorf("leasegen: list paused task types: %w", err)
+		return nil, err
 	}
-	paused := make(map[string]time.Time, len(rows))
-	for _, r := range rows {
-		typ, at := row(r)
-		paused[typ] = at
+	defer rows.Close()
+	applied := map[int]time.Time{}
+	for rows.Next() {
+		var v int
+		var when T
+		if err := rows.Scan(&v, &when); err != nil {
+			return nil, err
+		}
+		applied[v] = at(when)
 	}
-	return paused, nil
+	return applied, rows.Err()
 }

@@ -1,10 +1,13 @@
-package sqlbuild
+package bookkeeping
 
 import (
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
 func TestRollupWindow(t *testing.T) {
@@ -41,23 +44,29 @@ func TestRollupWindow(t *testing.T) {
 func TestMinuteRows(t *testing.T) {
 	from := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	m := from.Unix() / 60
-	rows, err := MinuteRows(from, from.Add(3*time.Minute), []FinishedGroup{
-		{"b", "SUCCESS", m, 2}, {"a", "FAILED", m, 1}, {"a", "SUCCESS", m, 3},
-		{"a", "CANCELLED", m + 2, 4},
+	group := func(typ string, status leasetype.Status, minute, tasks int64) driver.FinishedGroup {
+		return driver.FinishedGroup{Type: typ, Status: status, Minute: minute, Tasks: tasks}
+	}
+	rows, err := MinuteRows(from, from.Add(3*time.Minute), []driver.FinishedGroup{
+		group("b", "SUCCESS", m, 2), group("a", "FAILED", m, 1), group("a", "SUCCESS", m, 3),
+		group("a", "CANCELLED", m+2, 4),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := func(i int) time.Time { return from.Add(time.Duration(i) * time.Minute) }
-	want := []MinuteRow{
-		{"a", at(0), 3, 1, 0}, {"b", at(0), 2, 0, 0}, {"", at(0), 5, 1, 0},
-		{"", at(1), 0, 0, 0},
-		{"a", at(2), 0, 0, 4}, {"", at(2), 0, 0, 4},
+	row := func(typ string, minute time.Time, succeeded, failed, cancelled int64) driver.MinuteRow {
+		return driver.MinuteRow{Type: typ, Minute: minute, Succeeded: succeeded, Failed: failed, Cancelled: cancelled}
+	}
+	want := []driver.MinuteRow{
+		row("a", at(0), 3, 1, 0), row("b", at(0), 2, 0, 0), row("", at(0), 5, 1, 0),
+		row("", at(1), 0, 0, 0),
+		row("a", at(2), 0, 0, 4), row("", at(2), 0, 0, 4),
 	}
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("rows (-want +got):\n%s", d)
 	}
-	if _, err := MinuteRows(from, from.Add(time.Minute), []FinishedGroup{{"a", "QUEUED", m, 1}}); err == nil {
+	if _, err := MinuteRows(from, from.Add(time.Minute), []driver.FinishedGroup{group("a", "QUEUED", m, 1)}); err == nil {
 		t.Error("a QUEUED group was accepted")
 	}
 }

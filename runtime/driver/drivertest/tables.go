@@ -1,0 +1,155 @@
+package drivertest
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// InTx's promise: a transaction that takes the registry lock after
+// another took it waits until that one ends, then sees its writes; a
+// transaction that fails rolls back all of its writes.
+func testTablesInTxSerializesRegistry(t *testing.T, b *Bundle) {
+	first, second := b.Driver.Tables(), b.H.New(b.DB.Open(t)).Tables()
+	locked, release := make(chan struct{}), make(chan struct{})
+	firstDone := make(chan error, 1)
+	go func() {
+		firstDone <- first.InTx(bg, func(tx driver.Tables) error {
+			if err := tx.WorkerLockRegistry(bg); err != nil {
+				return err
+			}
+			if _, err := tx.WorkerInsert(bg, driver.WorkerRegistration{ID: "first", Host: "h", TTL: time.Hour}); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	var seen []string
+	secondDone := make(chan error, 1)
+	go func() {
+		secondDone <- second.InTx(bg, func(tx driver.Tables) error {
+			if err := tx.WorkerLockRegistry(bg); err != nil {
+				return err
+			}
+			live, err := tx.WorkerListLive(bg)
+			seen = seen[:0]
+			for _, w := range live {
+				seen = append(seen, w.ID)
+			}
+			return err
+		})
+	}()
+	// The second transaction must not end while the first holds the lock;
+	// the wait gives it the chance to, were it not serialized.
+	select {
+	case err := <-secondDone:
+		t.Fatalf("the second transaction ended (%v, saw %v) while the first held the registry lock", err, seen)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	dbtest.Must(t, "first transaction", <-firstDone)
+	dbtest.Must(t, "second transaction", <-secondDone)
+	if !slices.Equal(seen, []string{"first"}) {
+		t.Errorf("the second transaction saw live workers %v, want the first's row", seen)
+	}
+
+	failure := errors.New("rolled back")
+	err := first.InTx(bg, func(tx driver.Tables) error {
+		if _, err := tx.WorkerInsert(bg, driver.WorkerRegistration{ID: "undone", Host: "h", TTL: time.Hour}); err != nil {
+			return err
+		}
+		return failure
+	})
+	if !errors.Is(err, failure) {
+		t.Errorf("InTx returned %v, want fn's error", err)
+	}
+	live, err := first.WorkerListLive(bg)
+	dbtest.Must(t, "list live workers", err)
+	if len(live) != 1 || live[0].ID != "first" {
+		t.Errorf("after a failed transaction the live workers are %+v, want only the first", live)
+	}
+}
+
+// Each query of the worker registry, paused types and attempts does what
+// its doc says, on the pool.
+func testTablesRegistryPausedAttempts(t *testing.T, b *Bundle) {
+	tb := b.Driver.Tables()
+	reg := driver.WorkerRegistration{ID: "w", Host: "h", PID: 7, MaxConcurrency: 4, GlobalLimit: 2,
+		TaskLimits: map[string]int{"a": 1}, Schedules: []string{"s"}, TTL: time.Hour}
+	for _, c := range []struct {
+		name string
+		do   func() (bool, error)
+		want bool
+	}{
+		{"insert a new worker", func() (bool, error) { return tb.WorkerInsert(bg, reg) }, true},
+		{"insert it again", func() (bool, error) { return tb.WorkerInsert(bg, reg) }, false},
+		{"renew it", func() (bool, error) { return tb.WorkerRenew(bg, "w", time.Hour) }, true},
+		{"renew an unknown worker", func() (bool, error) { return tb.WorkerRenew(bg, "nobody", time.Hour) }, false},
+		{"pause a type", func() (bool, error) { return tb.PausedTypeInsert(bg, "a") }, true},
+		{"pause it again", func() (bool, error) { return tb.PausedTypeInsert(bg, "a") }, false},
+		{"resume an unpaused type", func() (bool, error) { return tb.PausedTypeDelete(bg, "b") }, false},
+	} {
+		got, err := c.do()
+		dbtest.Must(t, c.name, err)
+		if got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	live, err := tb.WorkerListLive(bg)
+	dbtest.Must(t, "list live workers", err)
+	if len(live) != 1 || live[0].PID != 7 || live[0].MaxConcurrency != 4 || live[0].GlobalLimit != 2 ||
+		!cmp.Equal(live[0].TaskLimits, reg.TaskLimits) || !slices.Equal(live[0].Schedules, reg.Schedules) || !live[0].AliveUntil.After(live[0].StartedAt) {
+		t.Errorf("live workers %+v, want the registered row", live)
+	}
+	dbtest.Must(t, "renew to expire", errOf(tb.WorkerRenew(bg, "w", -time.Second)))
+	dbtest.Must(t, "delete expired rows", tb.WorkerDeleteExpired(bg))
+	if live, err := tb.WorkerListLive(bg); err != nil || len(live) != 0 {
+		t.Errorf("after its row expired and was deleted the live workers are %+v, %v", live, err)
+	}
+	paused, err := tb.PausedTypeList(bg)
+	dbtest.Must(t, "list paused types", err)
+	if _, ok := paused["a"]; len(paused) != 1 || !ok {
+		t.Errorf("paused types %v, want a", paused)
+	}
+
+	id := b.Enqueue(t, "a")
+	now, err := tb.Now(bg)
+	dbtest.Must(t, "now", err)
+	for attempt := 1; attempt <= 3; attempt++ {
+		rec := driver.AttemptRecord{TaskID: id, Attempt: attempt, Worker: "w", StartedAt: now, Outcome: leasetype.AttemptFailed,
+			Error: "boom", Duration: 1500 * time.Microsecond}
+		dbtest.Must(t, "insert an attempt", tb.AttemptInsert(bg, rec))
+		dbtest.Must(t, "insert it again", tb.AttemptInsert(bg, rec))
+	}
+	dbtest.Must(t, "trim", tb.AttemptTrim(bg, id, 1))
+	attempts, err := tb.AttemptList(bg, id)
+	dbtest.Must(t, "list attempts", err)
+	if len(attempts) != 2 || attempts[0].Attempt != 2 || attempts[1].Attempt != 3 || attempts[0].Error != "boom" ||
+		attempts[0].Duration != 1500*time.Microsecond || !attempts[0].StartedAt.Equal(now.Truncate(time.Millisecond)) && !attempts[0].StartedAt.Equal(now) {
+		t.Errorf("attempts after a trim up to 1: %+v", attempts)
+	}
+	if orphans, err := tb.AttemptOrphans(bg, 10); err != nil || len(orphans) != 0 {
+		t.Errorf("orphans while the task exists: %v, %v", orphans, err)
+	}
+	if n, err := tb.TaskPurge(bg, 0, 10); err != nil || n != 0 {
+		t.Errorf("purging a queued task deleted %d, %v", n, err)
+	}
+	applied, err := tb.MigrationList(bg)
+	dbtest.Must(t, "list migrations", err)
+	if len(applied) == 0 {
+		t.Error("no applied migration listed on a migrated database")
+	}
+}
+
+// errOf drops a result, keeping the error.
+func errOf[T any](_ T, err error) error { return err }

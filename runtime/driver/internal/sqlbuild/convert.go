@@ -1,0 +1,35 @@
+package sqlbuild
+
+import (
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// Map converts an engine's rows.
+func Map[R, T any](rows []R, f func(R) T) []T {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// ToMap converts an engine's rows into a map.
+func ToMap[R any, V any](rows []R, f func(R) (string, V)) map[string]V {
+	out := make(map[string]V, len(rows))
+	for _, r := range rows {
+		k, v := f(r)
+		out[k] = v
+	}
+	return out
+}
+
+// ToTaskID and FromTaskID convert a BIGINT id column.
+func ToTaskID(id int64) leasetype.TaskID   { return leasetype.TaskID(id) }
+func FromTaskID(id leasetype.TaskID) int64 { return int64(id) }
+
+// Minute is a stored minute's totals.
+func Minute(at time.Time, succeeded, failed, cancelled int64) leasetype.ThroughputMinute {
+	return leasetype.ThroughputMinute{Minute: at.UTC(), Succeeded: int(succeeded), Failed: int(failed), Cancelled: int(cancelled)}
+}

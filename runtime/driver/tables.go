@@ -1,0 +1,239 @@
+package driver
+
+import (
+	"context"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// Tables runs the queries on leasegen's bookkeeping tables (workers,
+// schedules, attempts, throughput, paused types) and the operator's reads
+// and actions on tasks, one method per query, named as the query is in
+// queries/<engine>/*.sql. The algorithms over them (registering a
+// worker, firing a schedule, keeping attempts, rolling up throughput)
+// live in package runtime, once for every engine; a Tables converts
+// between its engine's rows and these types, and nothing more.
+//
+// On the pool (Driver.Tables), each writing method is its own statement,
+// run again by the driver after a conflict its engine reports (a
+// deadlock, a lock wait that timed out, a busy database). Within InTx,
+// every method runs in the transaction and none is retried alone.
+type Tables interface {
+	// InTx runs fn in one transaction, with tx's methods bound to it, and
+	// commits when fn returns nil. After a conflict it rolls back and runs
+	// fn again (at most three times in all): fn must have no effect
+	// outside tx. The promise each engine keeps, and drivertest checks:
+	// after WorkerLockRegistry, another transaction that takes it waits
+	// until this one ends and then sees its writes; ScheduleLockDue skips
+	// the rows another transaction locked.
+	InTx(ctx context.Context, fn func(tx Tables) error) error
+	// Now reads the database's clock.
+	Now(ctx context.Context) (time.Time, error)
+
+	// WorkerLockRegistry takes the lock that serializes registrations
+	// until the transaction ends (a no-op outside InTx, and on an engine
+	// whose write transactions are serialized already).
+	WorkerLockRegistry(ctx context.Context) error
+	// WorkerDeleteExpired deletes the rows whose expiry has passed.
+	WorkerDeleteExpired(ctx context.Context) error
+	// WorkerListLive lists the rows that have not expired, by id.
+	WorkerListLive(ctx context.Context) ([]leasetype.WorkerInfo, error)
+	// WorkerInsert inserts r's row, alive for r.TTL, and reports false
+	// when a row with its id exists.
+	WorkerInsert(ctx context.Context, r WorkerRegistration) (bool, error)
+	// WorkerRenew moves row id's expiry to ttl from now and reports
+	// whether the row exists.
+	WorkerRenew(ctx context.Context, id string, ttl time.Duration) (bool, error)
+	// WorkerDelete deletes row id, if any.
+	WorkerDelete(ctx context.Context, id string) error
+
+	// ScheduleGet reads schedule name's spec and next run (locking the row
+	// within InTx where the engine locks rows); false when none is stored.
+	ScheduleGet(ctx context.Context, name string) (StoredSchedule, bool, error)
+	// ScheduleInsert stores def, new, with its first run at next.
+	ScheduleInsert(ctx context.Context, def ScheduleDef, next time.Time) error
+	// ScheduleRedefine rewrites stored schedule def.Name's definition and
+	// next run; its pause and counters stay.
+	ScheduleRedefine(ctx context.Context, def ScheduleDef, next time.Time) error
+	// ScheduleLockDue locks, by name, the unpaused schedules among names
+	// whose next run is at or before now, skipping the rows another
+	// transaction holds.
+	ScheduleLockDue(ctx context.Context, names []string, now time.Time) ([]LockedSchedule, error)
+	// ScheduleAdvance moves a schedule on after a fire, fenced on the next
+	// run the fire read (a.From), and reports whether the fence held.
+	ScheduleAdvance(ctx context.Context, a ScheduleAdvance) (bool, error)
+	// ScheduleList lists every stored schedule by name.
+	ScheduleList(ctx context.Context) ([]leasetype.ScheduleInfo, error)
+	// ScheduleSetPaused pauses or resumes schedule name and reports
+	// whether that changed a row.
+	ScheduleSetPaused(ctx context.Context, name string, paused bool) (bool, error)
+	// ScheduleDelete deletes schedule name and reports whether there was
+	// one.
+	ScheduleDelete(ctx context.Context, name string) (bool, error)
+	// TaskInsert is Driver.Insert on the Tables' transaction or pool.
+	TaskInsert(ctx context.Context, tasks []NewTask) ([]leasetype.TaskID, error)
+
+	// AttemptInsert stores r, finished now, unless it is stored already.
+	AttemptInsert(ctx context.Context, r AttemptRecord) error
+	// AttemptTrim deletes task id's attempts up to and including upTo.
+	AttemptTrim(ctx context.Context, id leasetype.TaskID, upTo int) error
+	// AttemptList lists task id's stored attempts, oldest first.
+	AttemptList(ctx context.Context, id leasetype.TaskID) ([]leasetype.AttemptInfo, error)
+	// AttemptOrphans returns up to limit ids of tasks that no longer
+	// exist but whose attempts are stored.
+	AttemptOrphans(ctx context.Context, limit int) ([]leasetype.TaskID, error)
+	// AttemptDeleteTasks deletes the attempts of tasks ids and returns how
+	// many it deleted.
+	AttemptDeleteTasks(ctx context.Context, ids []leasetype.TaskID) (int, error)
+
+	// ThroughputLastCounted returns the latest minute counted (the zero
+	// instant of the epoch when none is).
+	ThroughputLastCounted(ctx context.Context) (time.Time, error)
+	// ThroughputCount counts, by type, final status and minute, the tasks
+	// that finished in [from, to).
+	ThroughputCount(ctx context.Context, from, to time.Time) ([]FinishedGroup, error)
+	// ThroughputInsert stores one minute's row, replacing a stored one.
+	ThroughputInsert(ctx context.Context, r MinuteRow) error
+	// ThroughputTrim deletes the minutes before before.
+	ThroughputTrim(ctx context.Context, before time.Time) error
+	// ThroughputList returns the stored totals (all types) of the minutes
+	// from since, oldest first.
+	ThroughputList(ctx context.Context, since time.Time) ([]leasetype.ThroughputMinute, error)
+
+	// PausedTypeInsert pauses taskType and reports whether it was not
+	// paused; PausedTypeDelete resumes it and reports whether it was.
+	PausedTypeInsert(ctx context.Context, taskType string) (bool, error)
+	PausedTypeDelete(ctx context.Context, taskType string) (bool, error)
+	// PausedTypeList maps each paused type to when it was paused.
+	PausedTypeList(ctx context.Context) (map[string]time.Time, error)
+
+	// TaskGet returns one task, or an error wrapping
+	// leasetype.ErrTaskNotFound.
+	TaskGet(ctx context.Context, id leasetype.TaskID) (leasetype.TaskInfo, error)
+	// TaskListByOwner lists up to limit tasks of owner in statuses,
+	// newest first.
+	TaskListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error)
+	// TaskList returns the tasks f selects, newest first.
+	TaskList(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error)
+	// TaskCancelRequest cancels a queued task, or asks the holder of a
+	// running one to stop (CANCEL_REQUESTED), and reports whether the
+	// task changed state.
+	TaskCancelRequest(ctx context.Context, id leasetype.TaskID) (bool, error)
+	// TaskRetry queues a FAILED or CANCELLED task again with fresh
+	// attempts and reports whether the task changed state.
+	TaskRetry(ctx context.Context, id leasetype.TaskID) (bool, error)
+	// TaskPurge deletes up to limit tasks that finished more than age ago
+	// and returns how many it deleted.
+	TaskPurge(ctx context.Context, age time.Duration, limit int) (int, error)
+	// TaskCountByTypeStatus counts every task by type and status.
+	TaskCountByTypeStatus(ctx context.Context) ([]leasetype.TypeStatusCount, error)
+	// TaskOldestQueued maps each type with queued tasks to the earliest
+	// instant one became due.
+	TaskOldestQueued(ctx context.Context) (map[string]time.Time, error)
+	// TaskSampleStatus counts, by type, the first limit tasks of status
+	// (QUEUED ones in claim order).
+	TaskSampleStatus(ctx context.Context, status leasetype.Status, limit int) ([]StatusSample, error)
+	// TaskRunningByOwner counts the running tasks of each lease owner.
+	TaskRunningByOwner(ctx context.Context) (map[string]int, error)
+
+	// MigrationList maps each applied schema version to when it was
+	// applied.
+	MigrationList(ctx context.Context) (map[int]time.Time, error)
+}
+
+// WorkerRegistration is the row a worker keeps while it runs.
+type WorkerRegistration struct {
+	ID             string
+	Host           string
+	PID            int
+	MaxConcurrency int
+	GlobalLimit    int
+	TaskLimits     map[string]int
+	Schedules      []string // the schedules it registers, by name
+	// TTL is how long the row lives without a renewal: two
+	// RecoveryIntervals, so one late renewal does not end it.
+	TTL time.Duration
+}
+
+// ScheduleDef is a schedule as a worker registers it.
+type ScheduleDef struct {
+	Name     string
+	TaskType string
+	// Spec is the canonical schedule text: "cron 0 3 * * * Europe/Berlin",
+	// "every 15m0s". Two specs that fire at the same instants have the
+	// same text.
+	Spec        string
+	Misfire     string // skip, once, backfill:N
+	Overlap     string // allow, skip
+	Payload     []byte // each tick's task's
+	Priority    int
+	MaxAttempts int
+}
+
+// StoredSchedule is what a registration reads of a stored schedule.
+type StoredSchedule struct {
+	Spec    string
+	NextRun time.Time
+}
+
+// LockedSchedule is a due schedule as ScheduleLockDue locked it.
+type LockedSchedule struct {
+	Name, TaskType, Spec string
+	Payload              []byte
+	Priority             int
+	MaxAttempts          int
+	NextRun              time.Time // the first tick not yet enqueued
+	// LastStatus is the status of the latest tick's task, "" when none is
+	// stored.
+	LastStatus leasetype.Status
+}
+
+// ScheduleAdvance is one fire's update of its schedule's row.
+type ScheduleAdvance struct {
+	Name     string
+	From     time.Time // the next run the fire read: the fence
+	Next     time.Time // the next run after it
+	Enqueued int       // ticks enqueued
+	Missed   int       // due ticks not enqueued
+	// The latest tick enqueued, when, and its task; zero when none was.
+	LastTick   time.Time
+	EnqueuedAt time.Time
+	LastTask   leasetype.TaskID
+}
+
+// AttemptRecord is an attempt that ended without ending its task, to
+// store in the task's history; it finished now, on the database's clock.
+type AttemptRecord struct {
+	TaskID    leasetype.TaskID
+	Attempt   int
+	Worker    string
+	StartedAt time.Time // the claim's instant, on the database's clock
+	Outcome   string    // a leasetype.Attempt* outcome
+	Error     string
+	Duration  time.Duration // the handler's run time
+}
+
+// FinishedGroup is a count of ThroughputCount: the tasks of one type that
+// reached one final status in one minute, counted in minutes since the
+// Unix epoch.
+type FinishedGroup struct {
+	Type   string
+	Status leasetype.Status
+	Minute int64
+	Tasks  int64
+}
+
+// MinuteRow is a row of leasegen_throughput: Type "" is the minute's total.
+type MinuteRow struct {
+	Type                         string
+	Minute                       time.Time
+	Succeeded, Failed, Cancelled int64
+}
+
+// StatusSample is one task type's share of a status's first tasks.
+type StatusSample struct {
+	Type   string
+	Tasks  int
+	Oldest time.Time // the earliest due instant among them
+}
