@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasegen/leasegen/internal/dbtest"
-	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
 )
 
@@ -19,14 +17,13 @@ import (
 const benchBatch = 1000
 
 // queueBench enqueues n tasks of type "bench".
-func queueBench(b *testing.B, client *runtime.Client, n int) {
+func queueBench(b *testing.B, bundle *Bundle, n int) {
 	b.Helper()
-	reqs := make([]runtime.Request, n)
-	for i := range reqs {
-		reqs[i] = runtime.Request{Type: "bench", Payload: []byte(`{}`)}
+	tasks := make([]driver.NewTask, n)
+	for i := range tasks {
+		tasks[i] = driver.NewTask{Type: "bench"}
 	}
-	_, err := client.EnqueueMany(context.Background(), reqs)
-	dbtest.Must(b, "enqueue", err)
+	bundle.Insert(b, tasks...)
 }
 
 // claimBench claims up to n tasks for owner "bench".
@@ -48,7 +45,7 @@ func perTask(b *testing.B, tasks int) {
 func benchClaim(b *testing.B, bundle *Bundle) {
 	for b.Loop() {
 		b.StopTimer()
-		queueBench(b, bundle.Client, benchBatch)
+		queueBench(b, bundle, benchBatch)
 		b.StartTimer()
 		claimBench(b, bundle, benchBatch, time.Minute)
 	}
@@ -57,7 +54,7 @@ func benchClaim(b *testing.B, bundle *Bundle) {
 
 // benchRenew renews 1,000 leases with one heartbeat.
 func benchRenew(b *testing.B, bundle *Bundle) {
-	queueBench(b, bundle.Client, benchBatch)
+	queueBench(b, bundle, benchBatch)
 	refs := refsOf(claimBench(b, bundle, benchBatch, time.Minute))
 	for b.Loop() {
 		states, err := bundle.Driver.Renew(context.Background(), "bench", time.Minute, refs)
@@ -73,7 +70,7 @@ func benchRenew(b *testing.B, bundle *Bundle) {
 func benchCompleteMany(b *testing.B, bundle *Bundle) {
 	for b.Loop() {
 		b.StopTimer()
-		queueBench(b, bundle.Client, benchBatch)
+		queueBench(b, bundle, benchBatch)
 		refs := refsOf(claimBench(b, bundle, benchBatch, time.Hour))
 		reqs := make([]driver.CompletionRequest, len(refs))
 		for i, ref := range refs {
@@ -92,17 +89,17 @@ func benchCompleteMany(b *testing.B, bundle *Bundle) {
 // handler's CompleteTx, or of a worker with one task at a time.
 func benchComplete(b *testing.B, bundle *Bundle) {
 	const tasks = 2000
-	queueBench(b, bundle.Client, tasks)
+	queueBench(b, bundle, tasks)
 	refs := refsOf(claimBench(b, bundle, tasks, time.Hour))
 	i := 0
 	for b.Loop() {
 		if i == len(refs) {
 			b.StopTimer()
-			queueBench(b, bundle.Client, tasks)
+			queueBench(b, bundle, tasks)
 			refs, i = refsOf(claimBench(b, bundle, tasks, time.Hour)), 0
 			b.StartTimer()
 		}
-		ok, err := bundle.Driver.Complete(context.Background(), bundle.Engine.DB(), "bench", refs[i], "")
+		ok, err := bundle.Driver.Complete(context.Background(), bundle.DB.DB, "bench", refs[i], "")
 		if err != nil || !ok {
 			b.Fatalf("complete: %v %v", ok, err)
 		}
@@ -110,15 +107,15 @@ func benchComplete(b *testing.B, bundle *Bundle) {
 	}
 }
 
-// benchEnqueueMany enqueues batches of 1,000 tasks through the client:
-// what a service's bulk enqueue costs, in one transaction a batch.
+// benchEnqueueMany inserts batches of 1,000 tasks: what a service's bulk
+// enqueue costs the driver, in one transaction a batch.
 func benchEnqueueMany(b *testing.B, bundle *Bundle) {
-	reqs := make([]runtime.Request, benchBatch)
-	for i := range reqs {
-		reqs[i] = runtime.Request{Type: "bench", Payload: []byte(`{}`)}
+	tasks := make([]driver.NewTask, benchBatch)
+	for i := range tasks {
+		tasks[i] = driver.NewTask{Type: "bench", Payload: []byte(`{}`), MaxAttempts: 5}
 	}
 	for b.Loop() {
-		ids, err := bundle.Client.EnqueueMany(context.Background(), reqs)
+		ids, err := bundle.Driver.Insert(context.Background(), bundle.DB.DB, tasks)
 		if err != nil || len(ids) != benchBatch {
 			b.Fatalf("enqueued %d of %d: %v", len(ids), benchBatch, err)
 		}

@@ -1,35 +1,33 @@
 package drivertest
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
-	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
-// tickDef is a schedule of task type "tick".
-func tickDef(name, spec string) driver.ScheduleDef {
+// TickDef is a schedule of task type "tick".
+func TickDef(name, spec string) driver.ScheduleDef {
 	return driver.ScheduleDef{Name: name, TaskType: "tick", Spec: spec, Misfire: "once", Overlap: "allow",
 		Payload: []byte(`{"n":1}`), Priority: 3, MaxAttempts: 4}
 }
 
-// secondsBefore is a first-run func whose first tick is n whole seconds
+// SecondsBefore is a first-run func whose first tick is n whole seconds
 // before the database's now.
-func secondsBefore(n int) func(driver.ScheduleDef, time.Time) time.Time {
+func SecondsBefore(n int) func(driver.ScheduleDef, time.Time) time.Time {
 	return func(_ driver.ScheduleDef, now time.Time) time.Time {
 		return now.Truncate(time.Second).Add(-time.Duration(n) * time.Second)
 	}
 }
 
-// everySecond plans every due second-tick of each schedule up to now.
-func everySecond(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
+// EverySecond plans every due second-tick of each schedule up to now.
+func EverySecond(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
 	var fires []bookkeeping.ScheduleFire
 	for _, d := range due {
 		f := bookkeeping.ScheduleFire{Name: d.Name, From: d.NextRun}
@@ -43,20 +41,20 @@ func everySecond(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.Sch
 	return fires
 }
 
-// everySecondThenPause plans like everySecond but moves each next run an
+// everySecondThenPause plans like EverySecond but moves each next run an
 // hour on, so a check after the fire sees nothing due however slowly it
 // runs.
 func everySecondThenPause(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
-	fires := everySecond(now, due)
+	fires := EverySecond(now, due)
 	for i := range fires {
 		fires[i].Next = fires[i].Next.Add(time.Hour)
 	}
 	return fires
 }
 
-func scheduleNamed(t *testing.T, b *Bundle, name string) runtime.ScheduleInfo {
+func scheduleNamed(t *testing.T, b *Bundle, name string) leasetype.ScheduleInfo {
 	t.Helper()
-	list, err := b.Client.Schedules(bg)
+	list, err := b.Driver.Tables().ScheduleList(bg)
 	dbtest.Must(t, "list schedules", err)
 	for _, s := range list {
 		if s.Name == name {
@@ -64,7 +62,7 @@ func scheduleNamed(t *testing.T, b *Bundle, name string) runtime.ScheduleInfo {
 		}
 	}
 	t.Fatalf("schedule %q not stored; have %v", name, list)
-	return runtime.ScheduleInfo{}
+	return leasetype.ScheduleInfo{}
 }
 
 // A registered schedule whose first run is due shows in the probe; a fire
@@ -73,7 +71,7 @@ func scheduleNamed(t *testing.T, b *Bundle, name string) runtime.ScheduleInfo {
 // then the probe says nothing is due, and a probe for other schedules
 // never did.
 func testSchedulesRegisterAndFire(t *testing.T, b *Bundle) {
-	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("s1", "every 1s")}, secondsBefore(2)))
+	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{TickDef("s1", "every 1s")}, SecondsBefore(2)))
 	if p, err := b.Driver.Probe(bg, nil, []string{"other"}); err != nil || p.SchedulesDue {
 		t.Errorf("Probe(other) = %+v, %v; want nothing due", p, err)
 	}
@@ -87,8 +85,7 @@ func testSchedulesRegisterAndFire(t *testing.T, b *Bundle) {
 	}
 	f := fired[0]
 	for i, id := range f.IDs {
-		info, err := b.Client.Get(bg, id)
-		dbtest.Must(t, "get tick task", err)
+		info := b.Get(t, id)
 		if info.Type != "tick" || string(info.Payload) != `{"n":1}` || info.Priority != 3 || info.MaxAttempts != 4 ||
 			info.IdempotencyKey != bookkeeping.TickKey("s1", f.Ticks[i]) || info.Metadata[bookkeeping.MetadataSchedule] != "s1" ||
 			info.Metadata[bookkeeping.MetadataTick] != f.Ticks[i].UTC().Format(time.RFC3339Nano) {
@@ -112,15 +109,15 @@ func testSchedulesRegisterAndFire(t *testing.T, b *Bundle) {
 // tick, the other finds it locked or moved on; the schedule's tick count
 // equals the tasks stored.
 func testScheduleFiresOnceUnderRace(t *testing.T, b *Bundle) {
-	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("race", "every 1s")}, secondsBefore(3)))
+	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{TickDef("race", "every 1s")}, SecondsBefore(3)))
 	other := b.H.New(b.DB.Open(t))
-	runtime.NewEngine(other)
+	other.Attach(driver.Hooks{})
 	planned := make(chan struct{})
 	var once sync.Once
 	slow := func(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
 		once.Do(func() { close(planned) })
 		time.Sleep(300 * time.Millisecond) // hold the lock while the other fires
-		return everySecond(now, due)
+		return EverySecond(now, due)
 	}
 	var wg sync.WaitGroup
 	var firstFired []bookkeeping.ScheduleFire
@@ -129,7 +126,7 @@ func testScheduleFiresOnceUnderRace(t *testing.T, b *Bundle) {
 		firstFired, firstErr = bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"race"}, slow)
 	})
 	<-planned
-	secondFired, secondErr := bookkeeping.FireSchedules(bg, other.Tables(), []string{"race"}, everySecond)
+	secondFired, secondErr := bookkeeping.FireSchedules(bg, other.Tables(), []string{"race"}, EverySecond)
 	wg.Wait()
 	dbtest.Must(t, "first fire", firstErr)
 	dbtest.Must(t, "second fire", secondErr)
@@ -146,73 +143,16 @@ func testScheduleFiresOnceUnderRace(t *testing.T, b *Bundle) {
 	}
 }
 
-// Registering again keeps the next run while the spec is the same and
-// recomputes it when it changed; a paused schedule stays paused through a
-// registration and is never due; Resume makes it due; deleting removes
-// it; an unknown name is ErrScheduleNotFound.
-func testScheduleRedefinePauseDelete(t *testing.T, b *Bundle) {
-	def := tickDef("r", "every 1s")
-	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{def}, secondsBefore(5)))
-	first := scheduleNamed(t, b, "r").NextRun
-	def.Payload = []byte(`{"n":2}`)
-	dbtest.Must(t, "register again", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{def}, secondsBefore(50)))
-	if s := scheduleNamed(t, b, "r"); !s.NextRun.Equal(first) || string(s.Payload) != `{"n":2}` {
-		t.Errorf("same spec again: next run %v (want %v kept), payload %s (want the new one)", s.NextRun, first, s.Payload)
-	}
-	def.Spec = "every 2s"
-	dbtest.Must(t, "register a changed spec", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{def}, secondsBefore(-60)))
-	if s := scheduleNamed(t, b, "r"); s.Spec != "every 2s" || !s.NextRun.After(first.Add(time.Minute)) {
-		t.Errorf("changed spec: %q next run %v; want every 2s, recomputed a minute ahead", s.Spec, s.NextRun)
-	}
-	dbtest.Must(t, "register due", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("p", "every 1s")}, secondsBefore(1)))
-	dbtest.Must(t, "pause", b.Client.PauseSchedule(bg, "p"))
-	dbtest.Must(t, "pause again", b.Client.PauseSchedule(bg, "p"))
-	dbtest.Must(t, "register while paused", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("p", "every 1s")}, secondsBefore(1)))
-	if p, err := b.Driver.Probe(bg, nil, []string{"p"}); err != nil || p.SchedulesDue {
-		t.Errorf("Probe(p) while paused = %+v, %v; want nothing due", p, err)
-	}
-	if fired, err := bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"p"}, everySecond); err != nil || len(fired) != 0 {
-		t.Errorf("fire while paused = %+v, %v; want nothing", fired, err)
-	}
-	if s := scheduleNamed(t, b, "p"); !s.Paused || s.Overdue != 0 {
-		t.Errorf("paused schedule listed as %+v", s)
-	}
-	dbtest.Must(t, "resume", b.Client.ResumeSchedule(bg, "p"))
-	if p, err := b.Driver.Probe(bg, nil, []string{"p"}); err != nil || !p.SchedulesDue {
-		t.Errorf("Probe(p) after resume = %+v, %v; want due", p, err)
-	}
-	if s := scheduleNamed(t, b, "p"); s.Overdue <= 0 || len(s.Workers) != 0 {
-		t.Errorf("a due schedule no worker registers: overdue %s, workers %v; want overdue, none", s.Overdue, s.Workers)
-	}
-	for _, err := range []error{b.Client.PauseSchedule(bg, "nope"), b.Client.ResumeSchedule(bg, "nope"), b.Client.DeleteSchedule(bg, "nope")} {
-		if !errors.Is(err, runtime.ErrScheduleNotFound) {
-			t.Errorf("an unknown schedule: err = %v, want ErrScheduleNotFound", err)
-		}
-	}
-	if _, err := b.Client.TriggerSchedule(bg, "nope"); !errors.Is(err, runtime.ErrScheduleNotFound) {
-		t.Errorf("trigger of an unknown schedule: err = %v, want ErrScheduleNotFound", err)
-	}
-	id, err := b.Client.TriggerSchedule(bg, "p")
-	dbtest.Must(t, "trigger", err)
-	if info, err := b.Client.Get(bg, id); err != nil || info.Type != "tick" || info.Metadata[bookkeeping.MetadataSchedule] != "p" || info.IdempotencyKey != "" {
-		t.Errorf("triggered task = %+v, %v", info, err)
-	}
-	dbtest.Must(t, "delete", b.Client.DeleteSchedule(bg, "p"))
-	if list, _ := b.Client.Schedules(bg); len(list) != 1 || list[0].Name != "r" {
-		t.Errorf("after delete the schedules are %v, want r only", list)
-	}
-}
-
 // The fire sees whether the latest tick's task is still active, for
 // overlap=skip: while it is queued, and no longer once it finished.
 func testScheduleSeesLastTaskActive(t *testing.T, b *Bundle) {
-	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{tickDef("o", "every 1s")}, secondsBefore(0)))
+	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{TickDef("o", "every 1s")}, SecondsBefore(0)))
 	var seen []bool
 	plan := func(now time.Time, due []bookkeeping.DueSchedule) []bookkeeping.ScheduleFire {
 		for _, d := range due {
 			seen = append(seen, d.LastTaskActive)
 		}
-		return everySecond(now, due)
+		return EverySecond(now, due)
 	}
 	fired, err := bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"o"}, plan)
 	dbtest.Must(t, "first fire", err)
@@ -236,7 +176,7 @@ func testScheduleSeesLastTaskActive(t *testing.T, b *Bundle) {
 	last := scheduleNamed(t, b, "o").LastTaskID
 	claimed := b.Claim(t, "w", 100, "tick")
 	for _, c := range claimed {
-		ok, err := b.Driver.Complete(bg, b.Engine.DB(), "w", driver.LeaseRef{ID: c.ID, Attempt: c.Attempt}, "")
+		ok, err := b.Driver.Complete(bg, b.DB.DB, "w", driver.LeaseRef{ID: c.ID, Attempt: c.Attempt}, "")
 		dbtest.Must(t, "complete", err)
 		if !ok {
 			t.Fatalf("completion of %d rejected", c.ID)
@@ -250,55 +190,5 @@ func testScheduleSeesLastTaskActive(t *testing.T, b *Bundle) {
 	dbtest.Must(t, "third fire", err)
 	if !slices.Equal(seen, []bool{false, true, false}) || len(fired) != 1 {
 		t.Errorf("LastTaskActive over three fires = %v, want [false true false]", seen)
-	}
-}
-
-// A worker with an every-second schedule enqueues its ticks and runs
-// them, with the tick in the task; the schedule lists the worker; with
-// overlap=skip, a task that outlasts the interval drops the ticks due
-// while it runs.
-func testWorkerFiresSchedule(t *testing.T, b *Bundle) {
-	var mu sync.Mutex
-	ticks := map[time.Time]int{}
-	handler := func(ctx context.Context, task *runtime.Task) error {
-		name, tick, ok := runtime.TickOf(task)
-		if !ok || name != "beat" {
-			t.Errorf("task %d: TickOf = %q, %v, %v", task.ID, name, tick, ok)
-		}
-		mu.Lock()
-		ticks[tick]++
-		mu.Unlock()
-		return nil
-	}
-	w := b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"beat": handler},
-		runtime.WithSchedule(runtime.Periodic{Every: time.Second}))
-	slow := b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"slow": func(ctx context.Context, _ *runtime.Task) error {
-		time.Sleep(2500 * time.Millisecond)
-		return nil
-	}}, runtime.WithSchedule(runtime.Periodic{Every: time.Second, SkipOverlap: true}))
-	time.Sleep(5500 * time.Millisecond)
-
-	mu.Lock()
-	got := len(ticks)
-	for tick, n := range ticks {
-		if n != 1 || tick.Truncate(time.Second) != tick {
-			t.Errorf("tick %v ran %d times", tick, n)
-		}
-	}
-	mu.Unlock()
-	if got < 4 || got > 7 {
-		t.Errorf("%d ticks ran in 5.5 s of an every-second schedule", got)
-	}
-	beat := scheduleNamed(t, b, "beat")
-	if !slices.Equal(beat.Workers, []string{w.ID()}) || beat.TaskType != "beat" || beat.Spec != "every 1s" || beat.Missed != 0 {
-		t.Errorf("schedule beat = %+v; want worker %s, no misses", beat, w.ID())
-	}
-	if s := w.Stats(); s.Ticks < int64(got) {
-		t.Errorf("worker Stats().Ticks = %d, want at least %d", s.Ticks, got)
-	}
-	sl := scheduleNamed(t, b, "slow")
-	if sl.Ticks < 1 || sl.Ticks > 3 || sl.Missed < 2 || sl.Overlap != "skip" || !slices.Equal(sl.Workers, []string{slow.ID()}) {
-		t.Errorf("overlap=skip schedule with a 2.5 s task = %d ticks, %d missed, workers %v; want 1 to 3 ticks and the rest missed",
-			sl.Ticks, sl.Missed, sl.Workers)
 	}
 }

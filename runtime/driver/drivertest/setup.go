@@ -4,15 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/internal/placeholder"
-	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
 // Harness is what the suite needs of an engine besides its driver: how to
@@ -57,8 +55,6 @@ type Harness struct {
 	// and freeze the database (SIGKILL, SIGSTOP) take down; nil: those
 	// tests do not run.
 	PrivateServer func(t testing.TB) Server
-
-	root string // the top-level test that runs Exercise
 }
 
 // Server is a database server a test may take down.
@@ -86,6 +82,14 @@ func NewDB(t testing.TB, h *Harness) *DB {
 	dbtest.Must(t, "open "+h.Name, err)
 	t.Cleanup(func() { db.Close() })
 	return &DB{DB: db, DSN: dsn, h: h}
+}
+
+// OpenDB opens a pool, closed when t ends, on dsn: a database of h's
+// engine that NewDatabase did not make (a private server's, one made with
+// other grants).
+func OpenDB(t testing.TB, h *Harness, dsn string) *DB {
+	t.Helper()
+	return &DB{DB: h.OpenPool(t, dsn), DSN: dsn, h: h}
 }
 
 // Open opens another pool on the same database, closed when t ends.
@@ -120,6 +124,11 @@ func (h *Harness) leaseColumn() string {
 	return h.LeaseColumn
 }
 
+// QueryRow runs a query, written with ? placeholders, on the database.
+func (d *DB) QueryRow(query string, args ...any) *sql.Row {
+	return d.DB.QueryRow(d.h.SQL(query), args...)
+}
+
 // MustExec runs a statement, written with ? placeholders, failing t on
 // error.
 func (d *DB) MustExec(t testing.TB, query string, args ...any) {
@@ -139,14 +148,12 @@ func (d *DB) Int(t testing.TB, query string, args ...any) int {
 	return n
 }
 
-// Bundle is what most tests need: a migrated engine on a fresh database,
-// its driver, a client on it, and the database for direct checks.
+// Bundle is what the driver's cases need: a migrated fresh database and
+// the driver on it.
 type Bundle struct {
 	H      *Harness
 	DB     *DB
 	Driver driver.Driver
-	Engine *runtime.Engine
-	Client *runtime.Client
 }
 
 // Setup migrates a fresh database of h and returns the bundle on it.
@@ -158,40 +165,41 @@ func Setup(t testing.TB, h *Harness) *Bundle {
 // SetupOn is Setup on an existing database.
 func SetupOn(t testing.TB, h *Harness, db *DB) *Bundle {
 	t.Helper()
-	db.h = h
-	b := &Bundle{H: h, DB: db, Driver: h.New(db.DB)}
-	b.Engine = runtime.NewEngine(b.Driver)
-	dbtest.Must(t, "migrate", b.Engine.Migrate(context.Background()))
-	client, err := runtime.NewClient(b.Engine, runtime.ClientConfig{})
-	dbtest.Must(t, "new client", err)
-	b.Client = client
+	b := NewBundle(h, db, h.New(db.DB))
+	b.Driver.Attach(driver.Hooks{})
+	dbtest.Must(t, "check", b.Driver.Check(context.Background()))
+	dbtest.Must(t, "migrate", b.Driver.Migrate(context.Background()))
 	return b
 }
 
-// networked reports whether h's connections can be cut through a proxy.
-func (h *Harness) networked() bool { return h.ServerAddr != nil && h.WithServerAddr != nil }
+// NewBundle is the bundle of d on db, as it is: for a suite that attaches
+// d to its own runtime and migrates through it.
+func NewBundle(h *Harness, db *DB, d driver.Driver) *Bundle {
+	db.h = h
+	return &Bundle{H: h, DB: db, Driver: d}
+}
 
-// proxy starts a TCP proxy to dsn's server, closed when t ends, and
+// Networked reports whether h's connections can be cut through a proxy.
+func (h *Harness) Networked() bool { return h.ServerAddr != nil && h.WithServerAddr != nil }
+
+// Proxy starts a TCP proxy to dsn's server, closed when t ends, and
 // returns it with the DSN that reaches the database through it.
-func (h *Harness) proxy(t testing.TB, dsn string) (*dbtest.Proxy, string) {
+func (h *Harness) Proxy(t testing.TB, dsn string) (*dbtest.Proxy, string) {
 	t.Helper()
 	p := dbtest.NewProxy(t, h.ServerAddr(dsn))
 	return p, h.WithServerAddr(dsn, p.Addr())
 }
 
-// engine returns a new engine on a pool of h's.
-func (h *Harness) engine(db *sql.DB) *runtime.Engine { return runtime.NewEngine(h.New(db)) }
-
 // Expire moves task id's lease one second into the past on the database's
 // clock.
-func (b *Bundle) Expire(t *testing.T, id runtime.TaskID) {
+func (b *Bundle) Expire(t testing.TB, id leasetype.TaskID) {
 	t.Helper()
 	b.DB.MustExec(t, b.H.ExpireSQL, id)
 }
 
 // LeaseMillisLeft returns how many milliseconds from now (on the
 // database's clock) running task id's lease ends.
-func (b *Bundle) LeaseMillisLeft(t *testing.T, id runtime.TaskID) int {
+func (b *Bundle) LeaseMillisLeft(t testing.TB, id leasetype.TaskID) int {
 	t.Helper()
 	return b.MillisUntil(t, b.H.leaseColumn(), id)
 }
@@ -199,42 +207,43 @@ func (b *Bundle) LeaseMillisLeft(t *testing.T, id runtime.TaskID) int {
 // MillisUntil returns how many milliseconds from now (on the database's
 // clock) the instant in column (LeaseColumn, available_at) of task id
 // lies.
-func (b *Bundle) MillisUntil(t *testing.T, column string, id runtime.TaskID) int {
+func (b *Bundle) MillisUntil(t testing.TB, column string, id leasetype.TaskID) int {
 	t.Helper()
 	return b.DB.Int(t, fmt.Sprintf(b.H.MillisUntilSQL, column), id)
 }
 
-// Config is a worker config with short leases, for tests.
-func Config() runtime.Config {
-	return runtime.Config{
-		LeaseTimeout:      time.Second,
-		HeartbeatInterval: 200 * time.Millisecond,
-		RecoveryInterval:  300 * time.Millisecond,
-		MaxExecutionTime:  10 * time.Second,
-		PollInterval:      50 * time.Millisecond,
-		Logger:            QuietLogger(),
-	}
-}
-
-// StallProofConfig is Config with 5 s leases and a 1 s heartbeat, for tests
-// about something other than the lease's timing: a loaded machine's stalled
-// renewals then cost no attempt and cannot self-fence an execution
-// (ErrLeaseExpiring) in the 0.9 s that Config's lease allows.
-func StallProofConfig() runtime.Config {
-	cfg := Config()
-	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
-	return cfg
-}
-
-// QuietLogger discards what it is given.
-func QuietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// Enqueue enqueues a task of typ with an empty JSON payload.
-func (b *Bundle) Enqueue(t testing.TB, typ string, opts ...runtime.EnqueueOption) runtime.TaskID {
+// Insert stores tasks (type "a" when Type is empty, payload {} and 5
+// attempts unless set) and returns their ids.
+func (b *Bundle) Insert(t testing.TB, tasks ...driver.NewTask) []leasetype.TaskID {
 	t.Helper()
-	id, err := b.Client.Enqueue(context.Background(), typ, []byte(`{}`), opts...)
-	dbtest.Must(t, "enqueue", err)
-	return id
+	for i := range tasks {
+		if tasks[i].Type == "" {
+			tasks[i].Type = "a"
+		}
+		if tasks[i].Payload == nil {
+			tasks[i].Payload = []byte(`{}`)
+		}
+		if tasks[i].MaxAttempts == 0 {
+			tasks[i].MaxAttempts = 5
+		}
+	}
+	ids, err := b.Driver.Insert(context.Background(), b.DB.DB, tasks)
+	dbtest.Must(t, "insert", err)
+	return ids
+}
+
+// InsertOne is Insert of one task.
+func (b *Bundle) InsertOne(t testing.TB, task driver.NewTask) leasetype.TaskID {
+	t.Helper()
+	return b.Insert(t, task)[0]
+}
+
+// Get reads task id.
+func (b *Bundle) Get(t testing.TB, id leasetype.TaskID) leasetype.TaskInfo {
+	t.Helper()
+	info, err := b.Driver.Tables().TaskGet(context.Background(), id)
+	dbtest.Must(t, "get", err)
+	return info
 }
 
 // Claim claims up to max tasks of types for owner, on one-second leases.
@@ -243,39 +252,4 @@ func (b *Bundle) Claim(t testing.TB, owner string, max int, types ...string) []d
 	got, err := b.Driver.Claim(context.Background(), driver.ClaimRequest{Owner: owner, Lease: time.Second, Types: types, Max: max})
 	dbtest.Must(t, "claim", err)
 	return got
-}
-
-// StartWorker starts a worker with the given handlers and stops it when t
-// ends.
-func (b *Bundle) StartWorker(t testing.TB, cfg runtime.Config, handlers map[string]runtime.HandlerFunc, opts ...runtime.HandlerOption) *runtime.Worker {
-	t.Helper()
-	w, err := runtime.NewWorker(b.Engine, cfg)
-	dbtest.Must(t, "new worker", err)
-	for typ, fn := range handlers {
-		dbtest.Must(t, "handle "+typ, w.Handle(typ, fn, opts...))
-	}
-	dbtest.Must(t, "start worker", w.Start(context.Background()))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = w.Stop(ctx)
-	})
-	return w
-}
-
-// WaitStatus polls until task id reaches want, failing t after timeout.
-func (b *Bundle) WaitStatus(t testing.TB, id runtime.TaskID, want runtime.Status, timeout time.Duration) runtime.TaskInfo {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		info, err := b.Client.Get(context.Background(), id)
-		dbtest.Must(t, "get", err)
-		if info.Status == want {
-			return info
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %d: status %s after %s, want %s (last error %q)", id, info.Status, timeout, want, info.LastError)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

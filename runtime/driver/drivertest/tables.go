@@ -122,7 +122,7 @@ func testTablesRegistryPausedAttempts(t *testing.T, b *Bundle) {
 		t.Errorf("paused types %v, want a", paused)
 	}
 
-	id := b.Enqueue(t, "a")
+	id := b.InsertOne(t, driver.NewTask{})
 	now, err := tb.Now(bg)
 	dbtest.Must(t, "now", err)
 	for attempt := 1; attempt <= 3; attempt++ {

@@ -11,6 +11,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 var bg = context.Background()
@@ -47,6 +48,7 @@ var harness = drivertest.Harness{
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) { drivertest.Exercise(t, &harness) }
+func TestSystem(t *testing.T)      { systemtest.Run(t, &harness) }
 
 // BenchmarkDriver times the hot paths: `make bench` runs it; `make
 // bench-smoke` (in CI) runs each once.

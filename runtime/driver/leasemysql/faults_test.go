@@ -11,20 +11,20 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
-	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 // Claims that hit lock-wait timeouts (InnoDB 1205) are retried at the top of
 // the claim, counted, and lose nothing.
 func TestFaultLockWaitTimeoutsAreRetried(t *testing.T) {
 	t.Parallel()
-	b := drivertest.Setup(t, &harness)
+	b := systemtest.Setup(t, &harness)
 	// Sessions that give up on a row lock after one second.
 	shortWait := b.DB.DSN + "&innodb_lock_wait_timeout=1"
 	open := func() *sql.DB { return harness.OpenPool(t, shortWait) }
 	cfgLimit := 6
-	r := &drivertest.FaultRun{B: b, Tasks: 300}
-	b.DB.MustExec(t, drivertest.EffectsTable)
+	r := &systemtest.FaultRun{B: b, Tasks: 300}
+	b.DB.MustExec(t, systemtest.EffectsTable)
 	reqs := make([]runtime.Request, r.Tasks)
 	for i := range reqs {
 		reqs[i] = runtime.Request{Type: "work", Payload: []byte("5")}
@@ -35,7 +35,7 @@ func TestFaultLockWaitTimeoutsAreRetried(t *testing.T) {
 	for i := range 4 {
 		db := open()
 		engine = engineOn(db)
-		cfg := drivertest.Config()
+		cfg := systemtest.Config()
 		// Claims may take up to a lease: longer than the one-second lock wait.
 		cfg.LeaseTimeout, cfg.HeartbeatInterval = 3*time.Second, 500*time.Millisecond
 		cfg.GlobalLimit = cfgLimit
@@ -48,7 +48,7 @@ func TestFaultLockWaitTimeoutsAreRetried(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 			// A commit that fails (its lease lapsed in a stall under load)
 			// ends the execution too.
-			return r.Book.EndIfFailed(i, harness.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) }))
+			return r.Book.EndIfFailed(i, systemtest.CommitEffect(ctx, &harness, db, task, owner, func() { r.Book.End(i) }))
 		}))
 		dbtest.Must(t, "start", w.Start(bg))
 		r.Workers = append(r.Workers, w)
@@ -111,8 +111,8 @@ func TestFaultLockWaitTimeoutsAreRetried(t *testing.T) {
 // effect and completes in one transaction (idempotent ones through
 // RunIdempotent).
 type cutRun struct {
-	b     *drivertest.Bundle
-	Book  drivertest.Ledger
+	b     *systemtest.Bundle
+	Book  systemtest.Ledger
 	proxy *dbtest.Proxy
 	cut   *runtime.Worker
 	tasks int
@@ -122,8 +122,8 @@ type cutRun struct {
 // and the cut-off one, all with cfg.
 func newCutRun(t *testing.T, n, healthy int, ms int, cfg runtime.Config, idempotent bool) *cutRun {
 	t.Helper()
-	b := drivertest.Setup(t, &harness)
-	b.DB.MustExec(t, drivertest.EffectsTable)
+	b := systemtest.Setup(t, &harness)
+	b.DB.MustExec(t, systemtest.EffectsTable)
 	reqs := make([]runtime.Request, n)
 	for i := range reqs {
 		reqs[i] = runtime.Request{Type: "work", Payload: fmt.Appendf(nil, "%d", ms), Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(100)}}
@@ -145,7 +145,7 @@ func newCutRun(t *testing.T, n, healthy int, ms int, cfg runtime.Config, idempot
 			i := r.Book.Start(task, owner)
 			time.Sleep(time.Duration(ms) * time.Millisecond)
 			if !idempotent {
-				return r.Book.EndIfFailed(i, harness.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) }))
+				return r.Book.EndIfFailed(i, systemtest.CommitEffect(ctx, &harness, db, task, owner, func() { r.Book.End(i) }))
 			}
 			// The execution holds the task until its context ends: after its
 			// commit, or when it self-fences (a COMMIT held up by the cut
@@ -155,7 +155,7 @@ func newCutRun(t *testing.T, n, healthy int, ms int, cfg runtime.Config, idempot
 				_, err := tx.ExecContext(ctx, "INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, ?)", task.ID, task.Attempt, owner)
 				return err
 			})
-		}, runtime.WithBackoff(drivertest.FastBackoff)))
+		}, runtime.WithBackoff(systemtest.FastBackoff)))
 		dbtest.Must(t, "start", w.Start(bg))
 		if owner == "cut" {
 			r.cut = w
@@ -189,7 +189,7 @@ func (r *cutRun) longestHealthyGap(from, to time.Time) time.Duration {
 
 func (r *cutRun) waitSucceeded(t *testing.T, want int, timeout time.Duration) {
 	t.Helper()
-	(&drivertest.FaultRun{B: r.b}).WaitFinished(t, want, timeout)
+	(&systemtest.FaultRun{B: r.b}).WaitFinished(t, want, timeout)
 }
 
 // A worker cut off right after it locked the global limit row (a claim's
@@ -199,7 +199,7 @@ func (r *cutRun) waitSucceeded(t *testing.T, want int, timeout time.Duration) {
 // long as the cut lasts. Nothing is lost and nothing runs twice at once.
 func TestFaultCutAtLimitLock(t *testing.T) {
 	t.Parallel()
-	cfg := drivertest.Config()
+	cfg := systemtest.Config()
 	// Claims wait for the limit row up to a lease: longer than the bound.
 	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
 	cfg.GlobalLimit, cfg.MaxConcurrency = 8, 8
@@ -220,8 +220,8 @@ func TestFaultCutAtLimitLock(t *testing.T) {
 	gap := r.longestHealthyGap(cutAt, healedAt)
 
 	r.waitSucceeded(t, r.tasks, 2*time.Minute)
-	drivertest.CheckEffects(t, r.b.DB, r.tasks)
-	reran := drivertest.CheckLedger(t, r.Book.Intervals())
+	systemtest.CheckEffects(t, r.b.DB, r.tasks)
+	reran := systemtest.CheckLedger(t, r.Book.Intervals())
 	if bound := claimSessionIdle + 1500*time.Millisecond; gap > bound {
 		t.Errorf("no healthy worker started a task for %s of an %s cut at the limit lock; bound %s (the server's idle timeout for the claim session, %s, plus a claim)",
 			gap.Round(time.Millisecond), cutFor, bound, claimSessionIdle)
@@ -237,7 +237,7 @@ func TestFaultCutAtLimitLock(t *testing.T) {
 // elsewhere, while the cut still lasts, and its effect exists exactly once.
 func TestFaultCutBeforeIdempotentCommit(t *testing.T) {
 	t.Parallel()
-	cfg := drivertest.Config() // lease 1s
+	cfg := systemtest.Config() // lease 1s
 	cfg.MaxConcurrency = 4
 	r := newCutRun(t, 600, 1, 20, cfg, true)
 	r.waitSucceeded(t, 50, time.Minute)
@@ -274,8 +274,8 @@ func TestFaultCutBeforeIdempotentCommit(t *testing.T) {
 	time.Sleep(cutFor - doneIn)
 	r.proxy.Resume()
 	r.waitSucceeded(t, r.tasks, 2*time.Minute)
-	drivertest.CheckEffects(t, r.b.DB, r.tasks)
-	reran := drivertest.CheckLedger(t, r.Book.Intervals())
+	systemtest.CheckEffects(t, r.b.DB, r.tasks)
+	reran := systemtest.CheckLedger(t, r.Book.Intervals())
 	t.Logf("cut before an idempotent COMMIT: the %d tasks the cut-off worker held finished elsewhere %s after the cut (bound %s, cut %s); %d ran again, every effect once",
 		len(held), doneIn.Round(time.Millisecond), bound, cutFor, reran)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 // Every batch path returns ids in request order, an existing key's id for a
@@ -32,7 +33,7 @@ func TestEnqueueManyPaths(t *testing.T) {
 	for name, path := range paths {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b := drivertest.Setup(t, &harness)
+			b := systemtest.Setup(t, &harness)
 			st := b.Driver.(*store)
 			dbtest.Must(t, "check", st.Check(bg))
 			// A path the server lacks must not be the store's choice:
@@ -79,7 +80,7 @@ func TestEnqueueManyWithAutoIncrementIncrement(t *testing.T) {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params["auto_increment_increment"] = "2" // set on every session of the pool
-	b := drivertest.SetupOn(t, &harness, &drivertest.DB{DB: harness.OpenPool(t, cfg.FormatDSN()), DSN: cfg.FormatDSN()})
+	b := systemtest.SetupOn(t, &harness, &drivertest.DB{DB: harness.OpenPool(t, cfg.FormatDSN()), DSN: cfg.FormatDSN()})
 	st := b.Driver.(*store)
 	dbtest.Must(t, "check", st.Check(bg))
 	if st.consecutiveIDs {

@@ -8,6 +8,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 	"github.com/leasegen/leasegen/runtime/migrations"
 )
 
@@ -30,18 +31,18 @@ func TestMigrateFromVersion3(t *testing.T) {
 	})
 	db.MustExec(t, drivertest.Version3Rows("NOW(3)", "NOW(3) - INTERVAL 1 HOUR", "NOW(3) - INTERVAL 1 SECOND"))
 
-	b := drivertest.SetupOn(t, &harness, db)
+	b := systemtest.SetupOn(t, &harness, db)
 	db.MustExec(t, "DELETE FROM leasegen_schema_migrations WHERE version = 4")
 	dbtest.Must(t, "migrate again after a lost record", b.Engine.Migrate(bg))
 	checkIndexes(t, db)
-	drivertest.CheckUpgradeFromVersion3(t, b)
+	systemtest.CheckUpgradeFromVersion3(t, b)
 }
 
 // A migrated database has the current indexes, and the claim index orders
 // priority descending, as the claim's ORDER BY.
 func TestMigratedIndexes(t *testing.T) {
 	t.Parallel()
-	b := drivertest.Setup(t, &harness)
+	b := systemtest.Setup(t, &harness)
 	checkIndexes(t, b.DB)
 	var collation sql.NullString
 	err := b.DB.QueryRow(`SELECT collation FROM information_schema.statistics WHERE table_schema = DATABASE()

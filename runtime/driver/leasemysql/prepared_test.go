@@ -11,6 +11,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 // plainRequests are n plain tasks (prepared.go) that use every field a
@@ -58,7 +59,7 @@ func TestPreparedStoresWhatInterpolatedStores(t *testing.T) {
 	for _, n := range []int{insertChunkRows, 2 * insertChunkRows} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			t.Parallel()
-			b := drivertest.Setup(t, &harness)
+			b := systemtest.Setup(t, &harness)
 			st := b.Driver.(*store)
 			dbtest.Must(t, "check", st.Check(bg))
 			reqs := plainRequests(n)
@@ -105,7 +106,7 @@ func TestPreparedRefusedFallsBackToInterpolated(t *testing.T) {
 	t.Parallel()
 	server := dbtest.StartServer(t)
 	db := harness.OpenPool(t, server.NewDatabase("app"))
-	b := drivertest.SetupOn(t, &harness, &drivertest.DB{DB: db})
+	b := systemtest.SetupOn(t, &harness, &drivertest.DB{DB: db})
 	st := b.Driver.(*store)
 	dbtest.Must(t, "check", st.Check(bg))
 	setCap := func(n int) {

@@ -14,6 +14,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 // leastPrivilegeGrants are the grants a service's database user needs to
@@ -50,8 +51,8 @@ func TestLeastPrivilegeUser(t *testing.T) {
 	cfg, _ := mysql.ParseDSN(adminDSN)
 	cfg.User, cfg.Passwd = "worker", "w0rker-pw"
 	db := harness.OpenPool(t, cfg.FormatDSN())
-	b := drivertest.SetupOn(t, &harness, &drivertest.DB{DB: db, DSN: cfg.FormatDSN()}) // Migrate on a current schema
-	cfgW := drivertest.Config()
+	b := systemtest.SetupOn(t, &harness, &drivertest.DB{DB: db, DSN: cfg.FormatDSN()}) // Migrate on a current schema
+	cfgW := systemtest.Config()
 	cfgW.GlobalLimit = 4
 	b.StartWorker(t, cfgW, map[string]runtime.HandlerFunc{
 		"pay": func(ctx context.Context, task *runtime.Task) error {
@@ -93,14 +94,14 @@ func TestPasswordsStayOutOfErrorsAndLogs(t *testing.T) {
 	cfg.User, cfg.Passwd, cfg.DBName = "nobody", "s3cret-pw-417", "nothing"
 	cfg.Params = map[string]string{"parseTime": "true"}
 	db := harness.OpenPool(t, cfg.FormatDSN())
-	var logs drivertest.LogBook
+	var logs systemtest.LogBook
 	engine := engineOn(db)
 	var errs []error
 	errs = append(errs, engine.Migrate(bg))
 	client, _ := runtime.NewClient(engine, runtime.ClientConfig{})
 	_, err = client.Enqueue(bg, "x", nil)
 	errs = append(errs, err)
-	wcfg := drivertest.Config()
+	wcfg := systemtest.Config()
 	wcfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	w, err := runtime.NewWorker(engine, wcfg)
 	dbtest.Must(t, "worker", err)

@@ -12,8 +12,8 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
-	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 // The session checks refuse connections whose times would be misread.
@@ -51,7 +51,7 @@ func TestSessionChecks(t *testing.T) {
 // broken serves the next enqueue.
 func TestEnqueuePayloadWithinServerLimit(t *testing.T) {
 	t.Parallel()
-	b := drivertest.Setup(t, &harness)
+	b := systemtest.Setup(t, &harness)
 	const ceiling = 8 << 20 // the largest ClientConfig.MaxPayloadBytes
 	client, err := runtime.NewClient(b.Engine, runtime.ClientConfig{MaxPayloadBytes: ceiling})
 	dbtest.Must(t, "client", err)

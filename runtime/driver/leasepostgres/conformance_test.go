@@ -11,6 +11,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest/pgtest"
 	"github.com/leasegen/leasegen/internal/placeholder"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 // harness runs the conformance suite on databases of the server at
@@ -70,6 +71,7 @@ var bg = context.Background()
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) { drivertest.Exercise(t, &harness) }
+func TestSystem(t *testing.T)      { systemtest.Run(t, &harness) }
 
 // BenchmarkDriver times the hot paths: `make bench` runs it; `make
 // bench-smoke` (in CI) runs each once.

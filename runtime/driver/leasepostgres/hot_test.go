@@ -7,7 +7,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
-	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 // Renewals write no indexed column, and the table's fillfactor leaves
@@ -23,7 +23,7 @@ import (
 // snapshot. A schema whose renewals move an index entry never reaches it.
 func TestRenewalsAreHeapOnlyUpdates(t *testing.T) {
 	t.Parallel()
-	b := drivertest.Setup(t, &harness)
+	b := systemtest.Setup(t, &harness)
 	reqs := make([]runtime.Request, 1000)
 	for i := range reqs {
 		reqs[i] = runtime.Request{Type: "renew"}
@@ -59,7 +59,7 @@ func TestRenewalsAreHeapOnlyUpdates(t *testing.T) {
 
 // snapshotHolders lists the other sessions of b's database that hold a
 // snapshot, which keeps PostgreSQL from pruning the rows' old versions.
-func snapshotHolders(t *testing.T, b *drivertest.Bundle) string {
+func snapshotHolders(t *testing.T, b *systemtest.Bundle) string {
 	t.Helper()
 	var holders string
 	err := b.DB.QueryRow(`SELECT COALESCE(string_agg(backend_type || ' ' || COALESCE(state, '') || ' xmin age ' || age(backend_xmin) ||
@@ -72,7 +72,7 @@ func snapshotHolders(t *testing.T, b *drivertest.Bundle) string {
 // renewalRound renews refs five times on a pool of its own and returns
 // the renewals and the table's heap-only updates they made, read once the
 // pool's sessions have ended and reported their counts.
-func renewalRound(t *testing.T, b *drivertest.Bundle, refs []driver.LeaseRef) (renewals, hot int) {
+func renewalRound(t *testing.T, b *systemtest.Bundle, refs []driver.LeaseRef) (renewals, hot int) {
 	t.Helper()
 	before := updateCounts(t, b)
 	d := driverOn(t, b)
@@ -93,7 +93,7 @@ func renewalRound(t *testing.T, b *drivertest.Bundle, refs []driver.LeaseRef) (r
 
 // driverOn returns a driver on a pool of its own, which the caller closes
 // (PostgreSQL reports a session's counts when it ends).
-func driverOn(t *testing.T, b *drivertest.Bundle) driver.Driver {
+func driverOn(t *testing.T, b *systemtest.Bundle) driver.Driver {
 	t.Helper()
 	d := New(b.DB.Open(t))
 	runtime.NewEngine(d) // attaches the driver
@@ -102,7 +102,7 @@ func driverOn(t *testing.T, b *drivertest.Bundle) driver.Driver {
 
 // waitForUpdates waits until the table's counts show n row updates since
 // before, and returns them.
-func waitForUpdates(t *testing.T, b *drivertest.Bundle, before [2]int, n int) [2]int {
+func waitForUpdates(t *testing.T, b *systemtest.Bundle, before [2]int, n int) [2]int {
 	t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		after := updateCounts(t, b)
@@ -116,7 +116,7 @@ func waitForUpdates(t *testing.T, b *drivertest.Bundle, before [2]int, n int) [2
 }
 
 // updateCounts reads the task table's row updates and heap-only ones.
-func updateCounts(t *testing.T, b *drivertest.Bundle) [2]int {
+func updateCounts(t *testing.T, b *systemtest.Bundle) [2]int {
 	t.Helper()
 	return [2]int{
 		b.DB.Int(t, "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'leasegen_tasks'"),

@@ -7,7 +7,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
-	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 // An enqueue through another engine, as another process's would be,
@@ -17,7 +17,7 @@ import (
 // bound below the poll interval would read as a failure).
 func TestNotifyReachesSubscriberOfAnotherEngine(t *testing.T) {
 	t.Parallel()
-	b := drivertest.Setup(t, &harness)
+	b := systemtest.Setup(t, &harness)
 	wake := listeningSubscriber(t, b, "ping")
 	other, err := runtime.NewClient(runtime.NewEngine(New(b.DB.Open(t))), runtime.ClientConfig{})
 	dbtest.Must(t, "client of another engine", err)
@@ -32,8 +32,8 @@ func TestNotifyReachesSubscriberOfAnotherEngine(t *testing.T) {
 // its connection back when the worker stops.
 func TestNotifyWakesWorkerOfAnotherEngine(t *testing.T) {
 	t.Parallel()
-	b := drivertest.Setup(t, &harness)
-	cfg := drivertest.Config()
+	b := systemtest.Setup(t, &harness)
+	cfg := systemtest.Config()
 	cfg.PollInterval = time.Second
 	started := make(chan struct{}, 10)
 	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"ping": func(context.Context, *runtime.Task) error {
@@ -61,7 +61,7 @@ func TestNotifyWakesWorkerOfAnotherEngine(t *testing.T) {
 // until the driver's listener LISTENs, and takes the wake-up the listener
 // sends everyone once it does, so the channel then signals notifications
 // only.
-func listeningSubscriber(t *testing.T, b *drivertest.Bundle, taskType string) <-chan struct{} {
+func listeningSubscriber(t *testing.T, b *systemtest.Bundle, taskType string) <-chan struct{} {
 	t.Helper()
 	wake := make(chan struct{}, 1)
 	b.Driver.Subscribe(wake, []string{taskType})
@@ -85,7 +85,7 @@ func waitWake(t *testing.T, wake <-chan struct{}, after string) {
 }
 
 // waitListening waits up to 5s until want sessions other than b's LISTEN.
-func waitListening(t *testing.T, b *drivertest.Bundle, want int) {
+func waitListening(t *testing.T, b *systemtest.Bundle, want int) {
 	t.Helper()
 	const listening = "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
 	deadline := time.Now().Add(5 * time.Second)
@@ -103,7 +103,7 @@ func waitListening(t *testing.T, b *drivertest.Bundle, want int) {
 // pool closes right after the enqueue, as the process's would.
 func TestNotifyOfAProcessThatExits(t *testing.T) {
 	t.Parallel()
-	b := drivertest.Setup(t, &harness)
+	b := systemtest.Setup(t, &harness)
 	wake := listeningSubscriber(t, b, "ping")
 	pool := b.DB.Open(t)
 	other, err := runtime.NewClient(runtime.NewEngine(New(pool)), runtime.ClientConfig{})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 	"github.com/leasegen/leasegen/runtime/migrations"
 )
 
@@ -20,9 +21,9 @@ func TestMigrateFromVersion3(t *testing.T) {
 	const ms = "CAST(unixepoch('subsec') * 1000 AS INTEGER)"
 	db.MustExec(t, drivertest.Version3Rows(ms, ms+" - 3600000", ms+" - 1000"))
 
-	b := drivertest.SetupOn(t, &harness, db)
+	b := systemtest.SetupOn(t, &harness, db)
 	drivertest.CheckIndexes(t, db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?",
 		[]string{"leasegen_tasks_queue", "leasegen_tasks_leases", "leasegen_tasks_by_owner", "leasegen_tasks_finished", "leasegen_tasks_key"},
 		[]string{"leasegen_tasks_claim", "leasegen_tasks_recover", "leasegen_tasks_owner", "leasegen_tasks_stats"})
-	drivertest.CheckUpgradeFromVersion3(t, b)
+	systemtest.CheckUpgradeFromVersion3(t, b)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
-	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
 // A SQLite claim scans without the write lock and then takes what it
@@ -21,7 +21,7 @@ import (
 // is queued again, at a higher attempt), is not taken a second time.
 func TestSQLiteTakeSkipsTasksClaimedSinceTheScan(t *testing.T) {
 	t.Parallel()
-	b := drivertest.Setup(t, &harness)
+	b := systemtest.Setup(t, &harness)
 	s := b.Driver.(*store)
 	var refs []driver.LeaseRef // as a scan saw them: queued at attempt 0
 	for range 4 {
@@ -58,7 +58,7 @@ func TestSQLiteRenewsMoreLeasesThanOneStatementNames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("claims 10,500 tasks")
 	}
-	b := drivertest.Setup(t, &harness)
+	b := systemtest.Setup(t, &harness)
 	const n = sqliteRenewChunk + 500
 	reqs := make([]runtime.Request, n)
 	for i := range reqs {

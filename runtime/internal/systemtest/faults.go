@@ -1,4 +1,4 @@
-package drivertest
+package systemtest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 )
 
 // FaultRun is a fleet of in-process workers, each on its own pool like a
@@ -40,7 +41,7 @@ func NewFaultRun(t *testing.T, b *Bundle, n, workers int, open func() *sql.DB) *
 		cfg.WorkerID = fmt.Sprintf("w%d", i)
 		cfg.MaxConcurrency = 8
 		db := open()
-		w, err := runtime.NewWorker(b.H.engine(db), cfg)
+		w, err := runtime.NewWorker(engine(b.H, db), cfg)
 		dbtest.Must(t, "worker", err)
 		owner := cfg.WorkerID
 		dbtest.Must(t, "handle", w.Handle("work", func(ctx context.Context, task *runtime.Task) error {
@@ -53,7 +54,7 @@ func NewFaultRun(t *testing.T, b *Bundle, n, workers int, open func() *sql.DB) *
 				r.Book.End(i)
 				return ctx.Err()
 			}
-			return r.Book.EndIfFailed(i, b.H.CommitEffect(ctx, db, task, owner, func() { r.Book.End(i) }))
+			return r.Book.EndIfFailed(i, CommitEffect(ctx, b.H, db, task, owner, func() { r.Book.End(i) }))
 		}, runtime.WithBackoff(FastBackoff)))
 		dbtest.Must(t, "start", w.Start(bg))
 		r.Workers = append(r.Workers, w)
@@ -115,17 +116,17 @@ func (r *FaultRun) Stats() runtime.Stats {
 
 // privateServer is a bundle on a database of a private server, which the
 // test may take down.
-func privateServer(t *testing.T, h *Harness) (*Bundle, Server) {
+func privateServer(t *testing.T, h *drivertest.Harness) (*Bundle, drivertest.Server) {
 	t.Helper()
 	server := h.PrivateServer(t)
 	dsn := server.NewDatabase("faults")
-	return SetupOn(t, h, &DB{DB: h.OpenPool(t, dsn), DSN: dsn, h: h}), server
+	return SetupOn(t, h, drivertest.OpenDB(t, h, dsn)), server
 }
 
 // The server dies (SIGKILL) mid-run and comes back: workers reconnect and
 // every task succeeds once; enqueues during the outage fail with
 // ErrUnavailable and write nothing.
-func testFaultDatabaseRestart(t *testing.T, h *Harness) {
+func testFaultDatabaseRestart(t *testing.T, h *drivertest.Harness) {
 	b, server := privateServer(t, h)
 	r := NewFaultRun(t, b, 600, 3, func() *sql.DB { return b.DB.Open(t) })
 	r.WaitFinished(t, 150, time.Minute)
@@ -154,7 +155,7 @@ func testFaultDatabaseRestart(t *testing.T, h *Harness) {
 // The server freezes (SIGSTOP) for longer than the lease: the workers stop
 // their executions before their leases can expire, and after the thaw the
 // tasks are recovered and finish, with no overlapping holders.
-func testFaultDatabaseStall(t *testing.T, h *Harness) {
+func testFaultDatabaseStall(t *testing.T, h *drivertest.Harness) {
 	b, server := privateServer(t, h)
 	r := NewFaultRun(t, b, 600, 3, func() *sql.DB { return b.DB.Open(t) })
 	r.WaitFinished(t, 150, time.Minute)
@@ -178,26 +179,26 @@ func testFaultDatabaseStall(t *testing.T, h *Harness) {
 // context and try to complete after it reconnects, are rejected by the
 // fence; and once reconnected it claims again.
 func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
-	proxy, dsn := b.H.proxy(t, b.DB.DSN)
+	proxy, dsn := b.H.Proxy(t, b.DB.DSN)
 	r := NewFaultRun(t, b, 1500, 2, func() *sql.DB { return b.DB.Open(t) })
 	cutDB := b.H.OpenPool(t, dsn)
 	resumed := make(chan struct{})
 	cfg := Config()
 	cfg.WorkerID = "cut"
 	cfg.MaxConcurrency = 8
-	cut, err := runtime.NewWorker(b.H.engine(cutDB), cfg)
+	cut, err := runtime.NewWorker(engine(b.H, cutDB), cfg)
 	dbtest.Must(t, "worker", err)
 	dbtest.Must(t, "handle", cut.Handle("work", func(ctx context.Context, task *runtime.Task) error {
 		i := r.Book.Start(task, "cut")
 		select {
 		case <-time.After(3 * time.Second): // longer than a lease: the cut finds it waiting here
-			return r.Book.EndIfFailed(i, b.H.CommitEffect(ctx, cutDB, task, "cut", func() { r.Book.End(i) }))
+			return r.Book.EndIfFailed(i, CommitEffect(ctx, b.H, cutDB, task, "cut", func() { r.Book.End(i) }))
 		case <-ctx.Done():
 			// Self-fenced: from here on this execution holds nothing. It
 			// ignores the cancellation and tries to complete once back.
 			r.Book.End(i)
 			<-resumed
-			return b.H.CommitEffect(context.Background(), cutDB, task, "cut", nil)
+			return CommitEffect(context.Background(), b.H, cutDB, task, "cut", nil)
 		}
 	}, runtime.WithBackoff(FastBackoff)))
 	dbtest.Must(t, "start", cut.Start(bg))
@@ -231,8 +232,8 @@ func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
 // Retried with its idempotency key (as a unique task's generated enqueue
 // is), it returns that task and stores no second one.
 func testEnqueueOutcomeUnknown(t *testing.T, b *Bundle) {
-	proxy, dsn := b.H.proxy(t, b.DB.DSN)
-	client, err := runtime.NewClient(b.H.engine(b.H.OpenPool(t, dsn)), runtime.ClientConfig{})
+	proxy, dsn := b.H.Proxy(t, b.DB.DSN)
+	client, err := runtime.NewClient(engine(b.H, b.H.OpenPool(t, dsn)), runtime.ClientConfig{})
 	dbtest.Must(t, "client", err)
 	_, err = client.Enqueue(bg, "warm", nil) // the session check, before the cut
 	dbtest.Must(t, "enqueue before the cut", err)
@@ -254,5 +255,102 @@ func testEnqueueOutcomeUnknown(t *testing.T, b *Bundle) {
 	stored := runtime.TaskID(b.DB.Int(t, "SELECT id FROM leasegen_tasks WHERE task_type = 'report'"))
 	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE task_type = 'report'"); n != 1 || id != stored {
 		t.Errorf("the retry returned %d and left %d report tasks; want the stored task %d and 1", id, n, stored)
+	}
+}
+
+// stallable returns a pool on b's database whose statements can be made to
+// hang: the harness's own way, else through a TCP proxy that stops
+// forwarding.
+func stallable(t *testing.T, b *Bundle) (db *sql.DB, stall, unstall func()) {
+	t.Helper()
+	if b.H.Stallable != nil {
+		return b.H.Stallable(t, b.Bundle)
+	}
+	proxy, dsn := b.H.Proxy(t, b.DB.DSN)
+	return b.H.OpenPool(t, dsn), proxy.Pause, proxy.Resume
+}
+
+// A worker cut off from the database stops its executions before their
+// leases can expire; another worker then recovers the task, and nothing the
+// cut-off worker writes later takes effect.
+func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
+	db, stall, unstall := stallable(t, b)
+	type fenced struct {
+		cause error
+		at    time.Time
+	}
+	started := make(chan struct{})
+	fences := make(chan fenced, 1)
+	var book Ledger
+	cfg := Config()
+	cfg.WorkerID = "cut-off"
+	renewed := renewalSignal{renewed: make(chan struct{}, 1)}
+	w, err := runtime.NewWorker(runtime.NewEngine(b.H.New(db), runtime.WithObserver(renewed)), cfg)
+	dbtest.Must(t, "worker", err)
+	dbtest.Must(t, "handle", w.Handle("long", func(ctx context.Context, task *runtime.Task) error {
+		i := book.Start(task, "cut-off")
+		defer book.End(i)
+		close(started)
+		<-ctx.Done()
+		fences <- fenced{context.Cause(ctx), time.Now()}
+		return ctx.Err()
+	}))
+	dbtest.Must(t, "start", w.Start(bg))
+	t.Cleanup(func() { unstall(); _ = w.Stop(bg) })
+
+	id := b.Enqueue(t, "long")
+	<-started
+	<-renewed.renewed // a renewal got through
+	stall()
+	f := <-fences
+	if !errors.Is(f.cause, runtime.ErrLeaseExpiring) {
+		t.Fatalf("cause = %v, want ErrLeaseExpiring", f.cause)
+	}
+	// Read the lease the stalled renewals left (reads still work).
+	info, err := b.Client.Get(bg, id)
+	dbtest.Must(t, "get", err)
+	if margin := info.LeaseUntil.Sub(f.at); margin <= 0 {
+		t.Errorf("execution stopped %s after its lease expired at %s", -margin, info.LeaseUntil)
+	} else {
+		t.Logf("self-fenced %s before the lease expired", margin.Round(time.Millisecond))
+	}
+	// Stop the cut-off worker while it is still cut off, then reconnect.
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+		defer cancel()
+		stopped <- w.Stop(ctx)
+	}()
+	unstall()
+	dbtest.Must(t, "stop", <-stopped)
+
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"long": func(ctx context.Context, task *runtime.Task) error {
+			defer book.End(book.Start(task, "rescuer"))
+			return nil
+		},
+	})
+	if info := b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second); info.AttemptsUsed != 2 {
+		t.Errorf("rescued with %d attempts used, want 2", info.AttemptsUsed)
+	}
+	if s := w.Stats(); s.SelfFenced != 1 || s.HeartbeatFailures == 0 || s.Completed != 0 {
+		t.Errorf("cut-off worker stats %+v: want one self-fenced execution, failed heartbeats, no completion", s)
+	}
+	CheckLedger(t, book.Intervals())
+}
+
+// renewalSignal is an Observer that signals each renewal statement that
+// extended a lease.
+type renewalSignal struct {
+	runtime.BaseObserver
+	renewed chan struct{}
+}
+
+func (r renewalSignal) LeasesRenewed(_, renewed int) {
+	if renewed > 0 {
+		select {
+		case r.renewed <- struct{}{}:
+		default:
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package drivertest
+package systemtest
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 func FastBackoff(int) time.Duration { return 10 * time.Millisecond }
@@ -346,4 +347,71 @@ func testClientWait(t *testing.T, b *Bundle) {
 	if _, err := b.Client.Wait(bg, 1<<40); !errors.Is(err, runtime.ErrTaskNotFound) {
 		t.Errorf("Wait for no task: %v, want ErrTaskNotFound", err)
 	}
+}
+
+// skewedClock is a wall clock off by a fixed amount, without the monotonic
+// reading, like a worker on a machine whose clock is wrong.
+type skewedClock struct{ skew time.Duration }
+
+func (c skewedClock) Now() time.Time { return time.Now().Add(c.skew).Round(0) }
+
+// Workers whose clocks are ten minutes fast and slow share tasks correctly:
+// a task longer than the lease keeps its first holder (nobody recovers a
+// live lease), and an abandoned lease is recovered within its bound.
+func testWorkerClockSkewDoesNotMatter(t *testing.T, b *Bundle) {
+	b.DB.MustExec(t, EffectsTable)
+	cfg := Config()
+	// Longer than the suite's 1 s: a lease here must outlive any renewal
+	// that a loaded CI machine stalls (one stall of 0.8 s let all four
+	// leases lapse on MySQL 9.7, which syncs its binary log at every
+	// commit), or a lapse would read as a stolen lease.
+	cfg.LeaseTimeout = 2 * time.Second
+	// A lease abandoned by a dead worker: claimed, never renewed.
+	abandoned := b.Enqueue(t, "long", runtime.WithPriority(-1))
+	claimed, err := b.Driver.Claim(bg, driver.ClaimRequest{Owner: "dead", Lease: cfg.LeaseTimeout, Types: []string{"long"}, Max: 1})
+	dbtest.Must(t, "claim", err)
+	if len(claimed) != 1 || claimed[0].ID != abandoned {
+		t.Fatalf("the dead worker claimed %v, want the abandoned task %d", ids(claimed), abandoned)
+	}
+	held, err := b.Client.Get(bg, abandoned)
+	dbtest.Must(t, "get the abandoned task", err)
+	leaseUntil := held.LeaseUntil
+
+	var book Ledger
+	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
+		cfg.Clock = skewedClock{skew}
+		cfg.WorkerID = fmt.Sprintf("skew%s", skew)
+		owner := cfg.WorkerID
+		b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
+			"long": func(ctx context.Context, task *runtime.Task) error {
+				i := book.Start(task, owner)
+				select {
+				case <-time.After(5 * cfg.LeaseTimeout / 2): // 2.5 leases
+				case <-ctx.Done():
+					book.End(i)
+					return ctx.Err()
+				}
+				// The execution ends before its commit: once the commit
+				// shows SUCCESS, the ledger has the end.
+				return book.EndIfFailed(i, CommitEffect(ctx, b.H, b.DB.DB, task, owner, func() { book.End(i) }))
+			},
+		})
+	}
+	var long []runtime.TaskID
+	for range 4 {
+		long = append(long, b.Enqueue(t, "long"))
+	}
+
+	for _, id := range long {
+		if info := b.WaitStatus(t, id, runtime.StatusSuccess, 15*time.Second); info.AttemptsUsed != 1 {
+			t.Errorf("task %d used %d attempts: a skewed worker took a live lease", id, info.AttemptsUsed)
+		}
+	}
+	info := b.WaitStatus(t, abandoned, runtime.StatusSuccess, 15*time.Second)
+	bound := cfg.LeaseTimeout + cfg.RecoveryInterval + cfg.PollInterval
+	if delay := info.StartedAt.Sub(leaseUntil); info.AttemptsUsed != 2 || delay < 0 || delay > bound {
+		t.Errorf("abandoned task restarted %s after its lease expired (%d attempts used), bound %s", delay, info.AttemptsUsed, bound)
+	}
+	CheckLedger(t, book.Intervals())
+	CheckEffects(t, b.DB, len(long)+1)
 }

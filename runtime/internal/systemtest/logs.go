@@ -1,4 +1,4 @@
-package drivertest
+package systemtest
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 )
 
 // LogBook is a slog handler's output, safe for concurrent writers.
@@ -125,7 +126,7 @@ func testFailuresAreLogged(t *testing.T, b *Bundle) {
 // A database outage under a busy worker logs one line when polls start to
 // fail and one when they work again, and the polls back off meanwhile
 // instead of retrying at the busy pace (an 8 s cut used to log 97 lines).
-func testOutageLogsOnceAndBacksOff(t *testing.T, h *Harness) {
+func testOutageLogsOnceAndBacksOff(t *testing.T, h *drivertest.Harness) {
 	b, server := privateServer(t, h)
 	var book LogBook
 	cfg := Config()

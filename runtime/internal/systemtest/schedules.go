@@ -1,0 +1,136 @@
+package systemtest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
+)
+
+// A worker with an every-second schedule enqueues its ticks and runs
+// them, with the tick in the task; the schedule lists the worker; with
+// overlap=skip, a task that outlasts the interval drops the ticks due
+// while it runs.
+func testWorkerFiresSchedule(t *testing.T, b *Bundle) {
+	var mu sync.Mutex
+	ticks := map[time.Time]int{}
+	handler := func(ctx context.Context, task *runtime.Task) error {
+		name, tick, ok := runtime.TickOf(task)
+		if !ok || name != "beat" {
+			t.Errorf("task %d: TickOf = %q, %v, %v", task.ID, name, tick, ok)
+		}
+		mu.Lock()
+		ticks[tick]++
+		mu.Unlock()
+		return nil
+	}
+	w := b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"beat": handler},
+		runtime.WithSchedule(runtime.Periodic{Every: time.Second}))
+	slow := b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"slow": func(ctx context.Context, _ *runtime.Task) error {
+		time.Sleep(2500 * time.Millisecond)
+		return nil
+	}}, runtime.WithSchedule(runtime.Periodic{Every: time.Second, SkipOverlap: true}))
+	time.Sleep(5500 * time.Millisecond)
+
+	mu.Lock()
+	got := len(ticks)
+	for tick, n := range ticks {
+		if n != 1 || tick.Truncate(time.Second) != tick {
+			t.Errorf("tick %v ran %d times", tick, n)
+		}
+	}
+	mu.Unlock()
+	if got < 4 || got > 7 {
+		t.Errorf("%d ticks ran in 5.5 s of an every-second schedule", got)
+	}
+	beat := scheduleNamed(t, b.Client, "beat")
+	if !slices.Equal(beat.Workers, []string{w.ID()}) || beat.TaskType != "beat" || beat.Spec != "every 1s" || beat.Missed != 0 {
+		t.Errorf("schedule beat = %+v; want worker %s, no misses", beat, w.ID())
+	}
+	if s := w.Stats(); s.Ticks < int64(got) {
+		t.Errorf("worker Stats().Ticks = %d, want at least %d", s.Ticks, got)
+	}
+	sl := scheduleNamed(t, b.Client, "slow")
+	if sl.Ticks < 1 || sl.Ticks > 3 || sl.Missed < 2 || sl.Overlap != "skip" || !slices.Equal(sl.Workers, []string{slow.ID()}) {
+		t.Errorf("overlap=skip schedule with a 2.5 s task = %d ticks, %d missed, workers %v; want 1 to 3 ticks and the rest missed",
+			sl.Ticks, sl.Missed, sl.Workers)
+	}
+}
+
+// Registering again keeps the next run while the spec is the same and
+// recomputes it when it changed; a paused schedule stays paused through a
+// registration and is never due; Resume makes it due; deleting removes
+// it; an unknown name is ErrScheduleNotFound.
+func testScheduleRedefinePauseDelete(t *testing.T, b *Bundle) {
+	def := drivertest.TickDef("r", "every 1s")
+	dbtest.Must(t, "register", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{def}, drivertest.SecondsBefore(5)))
+	first := scheduleNamed(t, b.Client, "r").NextRun
+	def.Payload = []byte(`{"n":2}`)
+	dbtest.Must(t, "register again", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{def}, drivertest.SecondsBefore(50)))
+	if s := scheduleNamed(t, b.Client, "r"); !s.NextRun.Equal(first) || string(s.Payload) != `{"n":2}` {
+		t.Errorf("same spec again: next run %v (want %v kept), payload %s (want the new one)", s.NextRun, first, s.Payload)
+	}
+	def.Spec = "every 2s"
+	dbtest.Must(t, "register a changed spec", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{def}, drivertest.SecondsBefore(-60)))
+	if s := scheduleNamed(t, b.Client, "r"); s.Spec != "every 2s" || !s.NextRun.After(first.Add(time.Minute)) {
+		t.Errorf("changed spec: %q next run %v; want every 2s, recomputed a minute ahead", s.Spec, s.NextRun)
+	}
+	dbtest.Must(t, "register due", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{drivertest.TickDef("p", "every 1s")}, drivertest.SecondsBefore(1)))
+	dbtest.Must(t, "pause", b.Client.PauseSchedule(bg, "p"))
+	dbtest.Must(t, "pause again", b.Client.PauseSchedule(bg, "p"))
+	dbtest.Must(t, "register while paused", bookkeeping.RegisterSchedules(bg, b.Driver.Tables(), []driver.ScheduleDef{drivertest.TickDef("p", "every 1s")}, drivertest.SecondsBefore(1)))
+	if p, err := b.Driver.Probe(bg, nil, []string{"p"}); err != nil || p.SchedulesDue {
+		t.Errorf("Probe(p) while paused = %+v, %v; want nothing due", p, err)
+	}
+	if fired, err := bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"p"}, drivertest.EverySecond); err != nil || len(fired) != 0 {
+		t.Errorf("fire while paused = %+v, %v; want nothing", fired, err)
+	}
+	if s := scheduleNamed(t, b.Client, "p"); !s.Paused || s.Overdue != 0 {
+		t.Errorf("paused schedule listed as %+v", s)
+	}
+	dbtest.Must(t, "resume", b.Client.ResumeSchedule(bg, "p"))
+	if p, err := b.Driver.Probe(bg, nil, []string{"p"}); err != nil || !p.SchedulesDue {
+		t.Errorf("Probe(p) after resume = %+v, %v; want due", p, err)
+	}
+	if s := scheduleNamed(t, b.Client, "p"); s.Overdue <= 0 || len(s.Workers) != 0 {
+		t.Errorf("a due schedule no worker registers: overdue %s, workers %v; want overdue, none", s.Overdue, s.Workers)
+	}
+	for _, err := range []error{b.Client.PauseSchedule(bg, "nope"), b.Client.ResumeSchedule(bg, "nope"), b.Client.DeleteSchedule(bg, "nope")} {
+		if !errors.Is(err, runtime.ErrScheduleNotFound) {
+			t.Errorf("an unknown schedule: err = %v, want ErrScheduleNotFound", err)
+		}
+	}
+	if _, err := b.Client.TriggerSchedule(bg, "nope"); !errors.Is(err, runtime.ErrScheduleNotFound) {
+		t.Errorf("trigger of an unknown schedule: err = %v, want ErrScheduleNotFound", err)
+	}
+	id, err := b.Client.TriggerSchedule(bg, "p")
+	dbtest.Must(t, "trigger", err)
+	if info, err := b.Client.Get(bg, id); err != nil || info.Type != "tick" || info.Metadata[bookkeeping.MetadataSchedule] != "p" || info.IdempotencyKey != "" {
+		t.Errorf("triggered task = %+v, %v", info, err)
+	}
+	dbtest.Must(t, "delete", b.Client.DeleteSchedule(bg, "p"))
+	if list, _ := b.Client.Schedules(bg); len(list) != 1 || list[0].Name != "r" {
+		t.Errorf("after delete the schedules are %v, want r only", list)
+	}
+}
+
+func scheduleNamed(t *testing.T, c *runtime.Client, name string) runtime.ScheduleInfo {
+	t.Helper()
+	list, err := c.Schedules(bg)
+	dbtest.Must(t, "list schedules", err)
+	for _, s := range list {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("schedule %q not stored; have %v", name, list)
+	return runtime.ScheduleInfo{}
+}

@@ -1,0 +1,124 @@
+package systemtest
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+)
+
+// Bundle is what most system cases need: a migrated engine on a fresh
+// database, its driver, a client on it, and the database for direct
+// checks.
+type Bundle struct {
+	*drivertest.Bundle
+	Engine *runtime.Engine
+	Client *runtime.Client
+}
+
+// Setup migrates a fresh database of h and returns the bundle on it.
+func Setup(t testing.TB, h *drivertest.Harness) *Bundle {
+	t.Helper()
+	return SetupOn(t, h, drivertest.NewDB(t, h))
+}
+
+// SetupOn is Setup on an existing database.
+func SetupOn(t testing.TB, h *drivertest.Harness, db *drivertest.DB) *Bundle {
+	t.Helper()
+	d := h.New(db.DB)
+	b := &Bundle{Bundle: drivertest.NewBundle(h, db, d), Engine: runtime.NewEngine(d)}
+	dbtest.Must(t, "migrate", b.Engine.Migrate(context.Background()))
+	client, err := runtime.NewClient(b.Engine, runtime.ClientConfig{})
+	dbtest.Must(t, "new client", err)
+	b.Client = client
+	return b
+}
+
+// engine returns a new engine on a pool of h's.
+func engine(h *drivertest.Harness, db *sql.DB) *runtime.Engine { return runtime.NewEngine(h.New(db)) }
+
+// Config is a worker config with short leases, for tests.
+func Config() runtime.Config {
+	return runtime.Config{
+		LeaseTimeout:      time.Second,
+		HeartbeatInterval: 200 * time.Millisecond,
+		RecoveryInterval:  300 * time.Millisecond,
+		MaxExecutionTime:  10 * time.Second,
+		PollInterval:      50 * time.Millisecond,
+		Logger:            QuietLogger(),
+	}
+}
+
+// StallProofConfig is Config with 5 s leases and a 1 s heartbeat, for tests
+// about something other than the lease's timing: a loaded machine's stalled
+// renewals then cost no attempt and cannot self-fence an execution
+// (ErrLeaseExpiring) in the 0.9 s that Config's lease allows.
+func StallProofConfig() runtime.Config {
+	cfg := Config()
+	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
+	return cfg
+}
+
+// QuietLogger discards what it is given.
+func QuietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// Enqueue enqueues a task of typ with an empty JSON payload.
+func (b *Bundle) Enqueue(t testing.TB, typ string, opts ...runtime.EnqueueOption) runtime.TaskID {
+	t.Helper()
+	id, err := b.Client.Enqueue(context.Background(), typ, []byte(`{}`), opts...)
+	dbtest.Must(t, "enqueue", err)
+	return id
+}
+
+// StartWorker starts a worker with the given handlers and stops it when t
+// ends.
+func (b *Bundle) StartWorker(t testing.TB, cfg runtime.Config, handlers map[string]runtime.HandlerFunc, opts ...runtime.HandlerOption) *runtime.Worker {
+	t.Helper()
+	w, err := runtime.NewWorker(b.Engine, cfg)
+	dbtest.Must(t, "new worker", err)
+	for typ, fn := range handlers {
+		dbtest.Must(t, "handle "+typ, w.Handle(typ, fn, opts...))
+	}
+	dbtest.Must(t, "start worker", w.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = w.Stop(ctx)
+	})
+	return w
+}
+
+// WaitStatus polls until task id reaches want, failing t after timeout.
+func (b *Bundle) WaitStatus(t testing.TB, id runtime.TaskID, want runtime.Status, timeout time.Duration) runtime.TaskInfo {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		info, err := b.Client.Get(context.Background(), id)
+		dbtest.Must(t, "get", err)
+		if info.Status == want {
+			return info
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %d: status %s after %s, want %s (last error %q)", id, info.Status, timeout, want, info.LastError)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var bg = context.Background()
+
+// ids are the claimed tasks' ids.
+func ids(tasks []driver.ClaimedTask) []runtime.TaskID {
+	out := make([]runtime.TaskID, len(tasks))
+	for i, c := range tasks {
+		out[i] = c.ID
+	}
+	return out
+}
