@@ -46,10 +46,10 @@ func (c *Client) Retry(ctx context.Context, id TaskID) error {
 	// The attempt that ended the task is read from its row, which the
 	// retry resets: keep it in the history first. Workers trim the
 	// history to their AttemptHistory.
-	for _, a := range history(before, nil) {
+	for _, a := range bookkeeping.History(before, nil) {
 		rec := driver.AttemptRecord{TaskID: id, Attempt: a.Attempt, Worker: a.Worker, StartedAt: a.StartedAt, Outcome: a.Outcome,
-			Error: truncateUTF8(a.Error, maxAttemptError), Duration: a.Duration}
-		if err := bookkeeping.RecordAttempts(ctx, c.engine.tables, []driver.AttemptRecord{rec}, keepAll); err != nil {
+			Error: a.Error, Duration: a.Duration}
+		if err := bookkeeping.RecordAttempts(ctx, c.engine.tables, []driver.AttemptRecord{rec}, bookkeeping.KeepAll); err != nil {
 			return c.engine.classify(err)
 		}
 	}
@@ -139,4 +139,24 @@ func (c *Client) setPaused(ctx context.Context, taskType string, paused bool) er
 		_, err = c.engine.tables.PausedTypeDelete(ctx, taskType)
 	}
 	return c.engine.failed(err, "pause or resume %s", taskType)
+}
+
+// ThroughputMinute is one whole minute's finished tasks, over all types.
+type ThroughputMinute = leasetype.ThroughputMinute
+
+// Throughput returns the tasks finished in each whole minute of the last
+// window (at most a day), oldest first, over all types. Workers count
+// each minute a few seconds after it ends; Throughput first counts the
+// minutes no worker counted yet, up to an hour back, so it answers while
+// no worker runs too. A minute missing from the list was not counted (no
+// worker or client looked within the hour after it).
+func (c *Client) Throughput(ctx context.Context, window time.Duration) ([]ThroughputMinute, error) {
+	if window <= 0 || window > bookkeeping.ThroughputKeep {
+		return nil, fmt.Errorf("%w: Throughput window %s: want more than 0 and at most %s", ErrInvalidConfig, window, bookkeeping.ThroughputKeep)
+	}
+	if _, err := bookkeeping.RollupThroughput(ctx, c.engine.tables, bookkeeping.ThroughputSettle, bookkeeping.ThroughputKeep); err != nil {
+		return nil, c.engine.classify(err)
+	}
+	m, err := bookkeeping.Throughput(ctx, c.engine.tables, window)
+	return m, c.engine.classify(err)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -241,7 +242,7 @@ func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
 	if err != nil {
 		return info, c.engine.failed(err, "read task %d's attempts", id)
 	}
-	info.Attempts = history(info, recorded)
+	info.Attempts = bookkeeping.History(info, recorded)
 	return info, nil
 }
 
@@ -317,3 +318,6 @@ func (c *Client) Cancel(ctx context.Context, id TaskID) error {
 	}
 	return fmt.Errorf("%w: task %d is %s", ErrTaskFinished, id, info.Status)
 }
+
+// AttemptInfo is one attempt of a task (TaskInfo.Attempts).
+type AttemptInfo = leasetype.AttemptInfo

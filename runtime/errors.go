@@ -42,10 +42,8 @@ var (
 	ErrNoTaskDue = errors.New("leasegen: no task due")
 	// ErrWorkerIDInUse is leasetype.ErrWorkerIDInUse.
 	ErrWorkerIDInUse = leasetype.ErrWorkerIDInUse
-	// ErrLimitMismatch reports a Worker.Start whose GlobalLimit or per-type
-	// concurrency differs from a live worker's: the limits are exact only
-	// when every worker counts to the same number.
-	ErrLimitMismatch = errors.New("leasegen: limits differ from a live worker's")
+	// ErrLimitMismatch is leasetype.ErrLimitMismatch.
+	ErrLimitMismatch = leasetype.ErrLimitMismatch
 
 	// ErrLeaseLost is the cause of an execution's context when its lease was
 	// not renewed: it expired, or another execution holds the task now.

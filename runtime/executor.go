@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -317,4 +318,27 @@ func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {
 	e.completedInTx = true
 	e.mu.Unlock()
 	return nil
+}
+
+// remember stores e's attempt, which ended without ending its task, in
+// the task's history. A failure is logged and otherwise ignored: the
+// history is for people, the task's state is already written.
+func (e *execution) remember(ctx context.Context, outcome, errText string) {
+	rec := driver.AttemptRecord{TaskID: e.ref.ID, Attempt: e.ref.Attempt, Worker: e.w.cfg.WorkerID, StartedAt: e.claimedAt,
+		Outcome: outcome, Error: errText, Duration: e.ran}
+	if err := bookkeeping.RecordAttempts(ctx, e.w.engine.tables, []driver.AttemptRecord{rec}, e.w.cfg.AttemptHistory); err != nil {
+		e.w.cfg.Logger.Warn("leasegen: recording an attempt in the task's history failed", e.logAttrs("err", err)...)
+	}
+}
+
+// failureOutcome names, for the history, an attempt that failed with cause
+// as its context's cause.
+func (e *execution) failureOutcome(cause error) string {
+	switch {
+	case e.panicked:
+		return leasetype.AttemptPanic
+	case errors.Is(cause, ErrExecutionTimeout):
+		return leasetype.AttemptTimedOut
+	}
+	return leasetype.AttemptError
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 )
 
 // The services' own tests run them on SQLite without a running worker:
@@ -108,9 +109,9 @@ func TestPrunerPass(t *testing.T) {
 	}
 	exec(t, e, "UPDATE leasegen_tasks SET due_at = "+sqliteNowMs+" - 3600000 WHERE id <> ?", claimed[0].ID)
 	var pruned atomic.Int64
-	p := &pruner{tables: e.tables, logger: quietLogger(), workerID: "p", retention: time.Minute,
-		interval: time.Second, batch: 2, pause: time.Millisecond, pruned: &pruned}
-	if n := p.pass(bg, nil); n != 4 || pruned.Load() != 4 {
+	p := &bookkeeping.Pruner{Tables: e.tables, Logger: quietLogger(), WorkerID: "p", Retention: time.Minute,
+		Interval: time.Second, Batch: 2, Pause: time.Millisecond, Pruned: &pruned}
+	if n := p.Pass(bg, nil); n != 4 || pruned.Load() != 4 {
 		t.Errorf("a pass in batches of 2 deleted %d (counted %d), want the 4 finished an hour ago", n, pruned.Load())
 	}
 	if _, err := e.tables.TaskGet(bg, claimed[0].ID); err != nil {

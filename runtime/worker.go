@@ -168,7 +168,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	w.schedules = schedules
 	w.reg = w.registration(req)
-	if err := bookkeeping.RegisterWorker(ctx, w.engine.tables, w.reg, w.admit); err != nil {
+	if err := bookkeeping.RegisterWorker(ctx, w.engine.tables, w.reg, heldHere(w.engine.db, w.reg.ID)); err != nil {
 		return w.engine.classify(err)
 	}
 	if err := w.registerSchedules(ctx); err != nil {
@@ -181,35 +181,36 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.execParent = context.WithoutCancel(w.runCtx)
 	w.stopPoll, w.stopLoops = make(chan struct{}), make(chan struct{})
 	w.completions = newCompletionQueue()
-	w.goService(newCompleter(w))
+	w.goService(newCompleter(w).run)
 	w.engine.driver.Subscribe(w.wake, req.Types)
 	poll := newPoller(w, req)
 	w.pollDone.Go(func() { poll.run(w.runCtx, w.stopPoll) })
-	w.goService(newHeartbeater(w))
-	w.goService(newRecoverer(w))
+	w.goService(newHeartbeater(w).run)
+	w.goService(newRecoverer(w).run)
 	if len(w.schedules) > 0 && w.oneTask == nil {
-		w.goService(newScheduler(w))
+		w.goService(newScheduler(w).run)
 	}
 	if w.cfg.Retention > 0 {
-		w.goService(newPruner(w))
+		w.goService((&bookkeeping.Pruner{
+			Tables: w.engine.tables, Logger: w.cfg.Logger, WorkerID: w.cfg.WorkerID, Retention: w.cfg.Retention,
+			Interval: w.cfg.RetentionInterval, Batch: bookkeeping.PruneBatch, Pause: w.cfg.RecoveryPause, Pruned: &w.stats.pruned,
+		}).Run)
 	}
 	if w.oneTask == nil {
-		w.goService(newRollup(w))
+		w.goService((&bookkeeping.RollupLoop{Tables: w.engine.tables, Logger: w.cfg.Logger, WorkerID: w.cfg.WorkerID}).Run)
 	}
 	return nil
 }
 
 // service is one of the worker's loops: the poller, the completer, the
-// heartbeater, the recoverer, the pruner, the rollup. run returns once stop is closed;
+// heartbeater, the recoverer, the pruner, the rollup. It returns once stop is closed;
 // its statements run under ctx.
-type service interface {
-	run(ctx context.Context, stop <-chan struct{})
-}
+type service func(ctx context.Context, stop <-chan struct{})
 
 // goService runs s until Stop closes stopLoops, after the executions
 // drained; Stop waits for it. The poller stops first, on stopPoll.
 func (w *Worker) goService(s service) {
-	w.loopsDone.Go(func() { s.run(w.runCtx, w.stopLoops) })
+	w.loopsDone.Go(func() { s(w.runCtx, w.stopLoops) })
 }
 
 // WorkOne is for tests of a service's handlers: it starts the worker,

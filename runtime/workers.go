@@ -3,12 +3,8 @@ package runtime
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"sync"
-	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
@@ -24,6 +20,12 @@ var localWorkers sync.Map
 type localWorker struct {
 	db *sql.DB
 	id string
+}
+
+// heldHere reports whether a worker of this process holds id on db.
+func heldHere(db *sql.DB, id string) bool {
+	_, here := localWorkers.Load(localWorker{db, id})
+	return here
 }
 
 // WorkerInfo is a live worker, as its row in leasegen_workers shows it.
@@ -47,46 +49,6 @@ func (w *Worker) registration(req driver.ClaimRequest) driver.WorkerRegistration
 		MaxConcurrency: w.cfg.MaxConcurrency, GlobalLimit: req.GlobalLimit, TaskLimits: limits,
 		Schedules: scheduleNames(w.schedules), TTL: 2 * w.cfg.RecoveryInterval,
 	}
-}
-
-// admit returns the first way the worker's registration conflicts with a
-// live worker: the same id, unless that row is a dead predecessor of this
-// process (same host, and its process is gone or is this one), or limits
-// that differ for a scope both count.
-func (w *Worker) admit(live []WorkerInfo) error {
-	r, db := w.reg, w.engine.db
-	for _, o := range live {
-		if o.ID == r.ID {
-			if _, here := localWorkers.Load(localWorker{db, r.ID}); !here && o.Host == r.Host && (o.PID == r.PID || processGone(o.PID)) {
-				continue // a crashed predecessor's row on this host (a restarted container has the same pid)
-			}
-			return fmt.Errorf("%w: %q is held by a live worker on %s (pid %d, started %s, alive until %s): give each worker its own Config.WorkerID, or leave it empty for a unique default",
-				ErrWorkerIDInUse, r.ID, o.Host, o.PID, o.StartedAt.Format(time.RFC3339), o.AliveUntil.Format(time.RFC3339))
-		}
-		if o.GlobalLimit != r.GlobalLimit {
-			return limitMismatch("GlobalLimit", r.GlobalLimit, o.GlobalLimit, o)
-		}
-		for _, t := range slices.Sorted(maps.Keys(r.TaskLimits)) {
-			if theirs, both := o.TaskLimits[t]; both && theirs != r.TaskLimits[t] {
-				return limitMismatch(fmt.Sprintf("task type %q's concurrency", t), r.TaskLimits[t], theirs, o)
-			}
-		}
-	}
-	return nil
-}
-
-// limitMismatch explains a limit that is mine here and theirs on live
-// worker o.
-func limitMismatch(what string, mine, theirs int, o WorkerInfo) error {
-	return fmt.Errorf("%w: %s is %s here but %s on live worker %q (%s, pid %d): set the same value on every worker; to change it, stop the workers with the old value first",
-		ErrLimitMismatch, what, limitText(mine), limitText(theirs), o.ID, o.Host, o.PID)
-}
-
-func limitText(n int) string {
-	if n == 0 {
-		return "none"
-	}
-	return fmt.Sprint(n)
 }
 
 // renewRegistration renews the worker's row, once per recovery pass.

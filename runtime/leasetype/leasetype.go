@@ -179,6 +179,11 @@ var ErrScheduleNotFound = errors.New("leasegen: schedule not found")
 // ErrTaskNotFound reports an id that names no task.
 var ErrTaskNotFound = errors.New("leasegen: task not found")
 
+// ErrLimitMismatch reports a Worker.Start whose GlobalLimit or per-type
+// concurrency differs from a live worker's: the limits are exact only when
+// every worker counts to the same number.
+var ErrLimitMismatch = errors.New("leasegen: limits differ from a live worker's")
+
 // ErrWorkerIDInUse reports a Worker.Start whose WorkerID a live worker
 // holds: two workers with one id would complete each other's tasks.
 var ErrWorkerIDInUse = errors.New("leasegen: worker id in use")

@@ -3,12 +3,26 @@ package bookkeeping
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+const (
+	// ThroughputSettle is how long after a minute ends its finished tasks
+	// are counted: a completion's instant is taken by its statement, a
+	// moment before its transaction commits.
+	ThroughputSettle = 10 * time.Second
+	// ThroughputKeep is how long the counts are kept.
+	ThroughputKeep = 24 * time.Hour
+	// rollupInterval is how often each worker counts the minutes that
+	// ended; the first worker to do so stores them.
+	rollupInterval = time.Minute
 )
 
 // throughputReach is how far back a rollup counts: the minutes a dashboard
@@ -132,4 +146,31 @@ func MinuteRows(from, to time.Time, groups []driver.FinishedGroup) ([]driver.Min
 		rows = append(rows, total)
 	}
 	return rows, nil
+}
+
+// RollupLoop counts, about every minute, the tasks that finished in the
+// minutes that ended, for Client.Throughput and the UI's chart.
+type RollupLoop struct {
+	Tables   driver.Tables
+	Logger   *slog.Logger
+	WorkerID string
+}
+
+// Run counts until stop is closed.
+func (r *RollupLoop) Run(ctx context.Context, stop <-chan struct{}) {
+	for {
+		passCtx, cancel := context.WithTimeout(ctx, rollupInterval)
+		if _, err := RollupThroughput(passCtx, r.Tables, ThroughputSettle, ThroughputKeep); err != nil {
+			r.Logger.Warn("leasegen: counting the tasks finished per minute failed; the next pass tries again",
+				"worker", r.WorkerID, "err", err)
+		}
+		cancel()
+		// Workers that started together spread their passes.
+		jitter := time.Duration(rand.Int64N(int64(rollupInterval / 6)))
+		select {
+		case <-stop:
+			return
+		case <-time.After(rollupInterval - rollupInterval/12 + jitter):
+		}
+	}
 }

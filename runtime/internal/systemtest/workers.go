@@ -88,7 +88,7 @@ func testWorkerRegistryDeadRows(t *testing.T, b *Bundle) {
 	dbtest.Must(t, "run a short process", dead.Run())
 	store := b.Driver
 	dbtest.Must(t, "a crashed predecessor's row", bookkeeping.RegisterWorker(bg, store.Tables(), driver.WorkerRegistration{
-		ID: "w-local", Host: host, PID: dead.Process.Pid, TaskLimits: map[string]int{"a": 0}, TTL: time.Hour}, admitAll))
+		ID: "w-local", Host: host, PID: dead.Process.Pid, TaskLimits: map[string]int{"a": 0}, TTL: time.Hour}, false))
 
 	cfg := Config()
 	cfg.WorkerID = "w-local"
@@ -99,7 +99,7 @@ func testWorkerRegistryDeadRows(t *testing.T, b *Bundle) {
 	// The row lives from some instant between before and registered.
 	before := time.Now()
 	dbtest.Must(t, "another host's row", bookkeeping.RegisterWorker(bg, store.Tables(), driver.WorkerRegistration{
-		ID: "w-remote", Host: "elsewhere", PID: 1, TaskLimits: map[string]int{"a": 0}, TTL: ttl}, admitAll))
+		ID: "w-remote", Host: "elsewhere", PID: 1, TaskLimits: map[string]int{"a": 0}, TTL: ttl}, false))
 	registered := time.Now()
 	cfg.WorkerID = "w-remote"
 	remote := newTestWorker(t, b, cfg, "a")
@@ -113,6 +113,3 @@ func testWorkerRegistryDeadRows(t *testing.T, b *Bundle) {
 	time.Sleep(time.Until(registered.Add(ttl + 100*time.Millisecond)))
 	dbtest.Must(t, "start once the other host's row expired", remote.Start(bg))
 }
-
-// admitAll admits a registration whatever the live workers are.
-func admitAll([]runtime.WorkerInfo) error { return nil }

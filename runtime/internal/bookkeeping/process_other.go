@@ -1,6 +1,6 @@
 //go:build !unix
 
-package runtime
+package bookkeeping
 
 // processGone cannot tell here: a row of the same host and id stays live
 // until it expires.
