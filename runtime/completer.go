@@ -161,9 +161,3 @@ func (c *completer) complete(ctx context.Context, batch []*execution) {
 		e.end(e.record(err == nil && oks[i], err, c.completed, "complete", OutcomeSuccess))
 	}
 }
-
-// enqueueCompletion hands e to the completer, which ends it. It reports
-// false once the completer has stopped.
-func (w *Worker) enqueueCompletion(e *execution) bool {
-	return w.completions.push(e)
-}

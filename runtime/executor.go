@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -16,9 +17,51 @@ import (
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
+// executor is what a worker's executions use, built by Start from the
+// worker's parts: an execution reaches nothing else of its worker.
+type executor struct {
+	driver   driver.Driver
+	tables   driver.Tables
+	db       *sql.DB
+	workerID string
+	logger   *slog.Logger
+	clock    Clock
+	observer Observer
+	stats    *stats
+	fences   *fenceWatch
+	prefetch *prefetcher
+	// completions is the completion loop's queue.
+	completions *completionQueue
+	// keep is how many attempts of a task the history keeps.
+	keep int
+	// runCtx bounds the writes of an execution's outcome.
+	runCtx context.Context
+	// slots is the worker's count of its handlers and executions.
+	slots executionSlots
+}
+
+// executionSlots is how executions report back to their worker's count:
+// a handler returned (its slot is free), an execution ended (its lease is
+// no longer held).
+type executionSlots interface {
+	handlerReturned()
+	finished(e *execution)
+}
+
+// newExecutor is what w's executions use, once Start made its run context
+// and completion queue.
+func (w *Worker) newExecutor() *executor {
+	return &executor{
+		driver: w.engine.driver, tables: w.engine.tables, db: w.engine.db, workerID: w.cfg.WorkerID,
+		logger: w.cfg.Logger, clock: w.cfg.Clock, observer: w.engine.observer, stats: &w.stats,
+		fences: w.fences, prefetch: w.prefetch, completions: w.completions, keep: w.cfg.AttemptHistory,
+		runCtx: w.runCtx, slots: w,
+	}
+}
+
 // execution is one claimed task running its handler under a lease.
 type execution struct {
-	w            *Worker
+	x            *executor
 	h            *handler
 	ref          driver.LeaseRef
 	lease        time.Duration
@@ -90,7 +133,7 @@ func (w *Worker) startExecutions(claimed []driver.ClaimedTask, claimStart time.T
 func (w *Worker) newExecution(c driver.ClaimedTask, lease time.Duration) *execution {
 	h := w.handlers[c.Type]
 	e := &execution{
-		w:            w,
+		x:            w.exec,
 		h:            h,
 		ref:          driver.LeaseRef{ID: c.ID, Attempt: c.Attempt},
 		lease:        lease,
@@ -114,26 +157,26 @@ func (w *Worker) newExecution(c driver.ClaimedTask, lease time.Duration) *execut
 
 // extendFence moves the self-fencing deadline after a renewal sent at start.
 func (e *execution) extendFence(start time.Time) {
-	e.w.fences.set(e, start)
+	e.x.fences.set(e, start)
 }
 
 // selfFence stops the execution: its lease could expire before a renewal
 // gets through.
 func (e *execution) selfFence() {
 	if e.ctx.Err() == nil {
-		e.w.stats.selfFenced.Add(1)
+		e.x.stats.selfFenced.Add(1)
 	}
 	e.cancel(ErrLeaseExpiring)
 }
 
 // run calls the handler and has its outcome written.
 func (e *execution) run() {
-	e.started = e.w.cfg.Clock.Now()
+	e.started = e.x.clock.Now()
 	err := e.callHandler()
-	e.ran = e.w.cfg.Clock.Now().Sub(e.started)
-	e.w.prefetch.handlerRan(e.ran)
+	e.ran = e.x.clock.Now().Sub(e.started)
+	e.x.prefetch.handlerRan(e.ran)
 	e.returned.Store(true)
-	e.w.handlerReturned()
+	e.x.slots.handlerReturned()
 	if outcome, ended := e.finish(err); ended {
 		e.end(outcome)
 	}
@@ -143,8 +186,8 @@ func (e *execution) run() {
 func (e *execution) end(outcome string) {
 	e.stopTimeout()
 	e.cancel(context.Canceled)
-	e.w.engine.observer.TaskFinished(e.task.Type, outcome, e.ran)
-	e.w.finished(e)
+	e.x.observer.TaskFinished(e.task.Type, outcome, e.ran)
+	e.x.slots.finished(e)
 }
 
 // callHandler runs the handler, turning a panic into an error with its stack.
@@ -166,36 +209,36 @@ func (e *execution) callHandler() (err error) {
 // others in one statement and ends the execution: finish then returns
 // ended false. Every other outcome is one fenced write here.
 func (e *execution) finish(err error) (outcome string, ended bool) {
-	w := e.w
+	x := e.x
 	e.mu.Lock()
 	result, inTx := e.result, e.completedInTx
 	e.mu.Unlock()
 	if err == nil && inTx {
-		w.stats.completed.Add(1)
+		x.stats.completed.Add(1)
 		return OutcomeSuccess, true
 	}
 	cause := context.Cause(e.ctx)
 	if e.handedBack.Load() {
-		w.cfg.Logger.Info("leasegen: handler returned after Stop handed its task back; its outcome is discarded",
+		x.logger.Info("leasegen: handler returned after Stop handed its task back; its outcome is discarded",
 			e.logAttrs("err", err)...)
 		return OutcomeReleased, true
 	}
 	if errors.Is(cause, ErrLeaseLost) {
-		w.cfg.Logger.Warn("leasegen: execution ended after its lease was lost; the result is discarded",
+		x.logger.Warn("leasegen: execution ended after its lease was lost; the result is discarded",
 			e.logAttrs("err", err)...)
 		return OutcomeLost, true
 	}
-	if err == nil && w.enqueueCompletion(e) {
+	if err == nil && x.completions.push(e) {
 		return "", false
 	}
-	ctx, cancel := context.WithTimeout(w.runCtx, e.lease)
+	ctx, cancel := context.WithTimeout(x.runCtx, e.lease)
 	defer cancel()
 
 	var snooze *snoozeError
 	switch {
 	case err == nil: // the completion loop has stopped
-		ok, werr := w.engine.driver.Complete(ctx, w.engine.db, w.cfg.WorkerID, e.ref, result)
-		return e.record(ok, werr, &w.stats.completed, "complete", OutcomeSuccess), true
+		ok, werr := x.driver.Complete(ctx, x.db, x.workerID, e.ref, result)
+		return e.record(ok, werr, &x.stats.completed, "complete", OutcomeSuccess), true
 	case errors.As(err, &snooze):
 		return e.release(ctx, snooze.after, leasetype.AttemptSnoozed), true
 	case errors.Is(cause, ErrWorkerStopping):
@@ -206,19 +249,19 @@ func (e *execution) finish(err error) (outcome string, ended bool) {
 }
 
 func (e *execution) fail(ctx context.Context, err, cause error) string {
-	w := e.w
+	x := e.x
 	retry := !IsPermanent(err) && driver.AttemptsLeft(e.ref.Attempt, e.freeAttempts, e.task.MaxAttempts)
 	msg := err.Error()
 	if cause != nil && !errors.Is(err, cause) {
 		msg = fmt.Sprintf("%s (context: %v)", msg, cause)
 	}
 	f := driver.Failure{Retry: retry, Message: msg}
-	counter, outcome := &w.stats.failed, OutcomeFailed
+	counter, outcome := &x.stats.failed, OutcomeFailed
 	if retry {
 		f.Backoff = e.h.cfg.backoff(e.attemptsUsed())
-		counter, outcome = &w.stats.retried, OutcomeRetry
+		counter, outcome = &x.stats.retried, OutcomeRetry
 	}
-	ok, werr := w.engine.driver.Fail(ctx, w.cfg.WorkerID, e.ref, f)
+	ok, werr := x.driver.Fail(ctx, x.workerID, e.ref, f)
 	outcome = e.record(ok, werr, counter, "fail", outcome)
 	e.logFailure(outcome, msg, f.Backoff)
 	if outcome == OutcomeRetry {
@@ -236,7 +279,7 @@ func (e *execution) attemptsUsed() int { return e.ref.Attempt - e.freeAttempts }
 // holds the stack).
 func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
 	attrs := e.logAttrs("attempts_used", e.attemptsUsed(), "max_attempts", e.task.MaxAttempts, "err", msg)
-	log := e.w.cfg.Logger
+	log := e.x.logger
 	switch {
 	case errors.Is(context.Cause(e.ctx), ErrCancelRequested):
 		log.Info("leasegen: task cancelled while it ran", attrs...)
@@ -254,8 +297,8 @@ func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
 // release hands the task back without using an attempt; why names the
 // attempt in the task's history.
 func (e *execution) release(ctx context.Context, delay time.Duration, why string) string {
-	ok, err := e.w.engine.driver.Release(ctx, e.w.cfg.WorkerID, e.ref, delay)
-	outcome := e.record(ok, err, &e.w.stats.released, "release", OutcomeReleased)
+	ok, err := e.x.driver.Release(ctx, e.x.workerID, e.ref, delay)
+	outcome := e.record(ok, err, &e.x.stats.released, "release", OutcomeReleased)
 	if outcome == OutcomeReleased {
 		e.remember(ctx, why, "")
 	}
@@ -268,11 +311,11 @@ func (e *execution) release(ctx context.Context, delay time.Duration, why string
 func (e *execution) record(ok bool, err error, counter interface{ Add(int64) int64 }, op, outcome string) string {
 	switch {
 	case err != nil:
-		e.w.cfg.Logger.Error("leasegen: "+op+" failed; recovery will requeue the task", e.logAttrs("err", err)...)
+		e.x.logger.Error("leasegen: "+op+" failed; recovery will requeue the task", e.logAttrs("err", err)...)
 		return OutcomeError
 	case !ok:
-		e.w.stats.staleWrites.Add(1)
-		e.w.cfg.Logger.Warn("leasegen: "+op+" rejected by the lease fence", e.logAttrs()...)
+		e.x.stats.staleWrites.Add(1)
+		e.x.logger.Warn("leasegen: "+op+" rejected by the lease fence", e.logAttrs()...)
 		return OutcomeStale
 	default:
 		counter.Add(1)
@@ -281,7 +324,7 @@ func (e *execution) record(ok bool, err error, counter interface{ Add(int64) int
 }
 
 func (e *execution) logAttrs(extra ...any) []any {
-	return append([]any{"worker", e.w.cfg.WorkerID, "task_id", e.task.ID, "task_type", e.task.Type,
+	return append([]any{"worker", e.x.workerID, "task_id", e.task.ID, "task_type", e.task.Type,
 		"attempt", e.task.Attempt, "owner_id", e.task.OwnerID}, extra...)
 }
 
@@ -307,7 +350,7 @@ func (e *execution) completedInTransaction() bool {
 }
 
 func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {
-	ok, err := e.w.engine.driver.Complete(ctx, tx, e.w.cfg.WorkerID, e.ref, e.resultValue())
+	ok, err := e.x.driver.Complete(ctx, tx, e.x.workerID, e.ref, e.resultValue())
 	if err != nil {
 		return err
 	}
@@ -324,10 +367,10 @@ func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {
 // the task's history. A failure is logged and otherwise ignored: the
 // history is for people, the task's state is already written.
 func (e *execution) remember(ctx context.Context, outcome, errText string) {
-	rec := driver.AttemptRecord{TaskID: e.ref.ID, Attempt: e.ref.Attempt, Worker: e.w.cfg.WorkerID, StartedAt: e.claimedAt,
+	rec := driver.AttemptRecord{TaskID: e.ref.ID, Attempt: e.ref.Attempt, Worker: e.x.workerID, StartedAt: e.claimedAt,
 		Outcome: outcome, Error: errText, Duration: e.ran}
-	if err := bookkeeping.RecordAttempts(ctx, e.w.engine.tables, []driver.AttemptRecord{rec}, e.w.cfg.AttemptHistory); err != nil {
-		e.w.cfg.Logger.Warn("leasegen: recording an attempt in the task's history failed", e.logAttrs("err", err)...)
+	if err := bookkeeping.RecordAttempts(ctx, e.x.tables, []driver.AttemptRecord{rec}, e.x.keep); err != nil {
+		e.x.logger.Warn("leasegen: recording an attempt in the task's history failed", e.logAttrs("err", err)...)
 	}
 }
 

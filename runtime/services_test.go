@@ -41,7 +41,9 @@ func unstartedWorker(t *testing.T, e *Engine) *Worker {
 	if err := w.Handle("a", func(context.Context, *Task) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	w.execParent = bg
+	w.runCtx, w.execParent = bg, bg
+	w.completions = newCompletionQueue()
+	w.exec = w.newExecutor()
 	t.Cleanup(w.fences.stop)
 	return w
 }
@@ -166,7 +168,6 @@ func TestCompleterCompletesAndFlushesOnStop(t *testing.T) {
 	claimed := claimN(t, e, w.ID(), 3, time.Minute)
 	stale := claimed[2]
 	exec(t, e, "UPDATE leasegen_tasks SET lease_owner = 'other' WHERE id = ?", stale.ID) // another worker holds it now
-	w.completions = newCompletionQueue()
 	c := newCompleter(w)
 	for _, ct := range claimed {
 		ex := w.newExecution(ct, time.Minute)

@@ -105,8 +105,8 @@ func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context
 	if len(key) > maxKeyLen {
 		return Permanent(fmt.Errorf("%w: %s idempotency key is %d bytes, the limit is %d", ErrInvalidTask, t.Type, len(key), maxKeyLen))
 	}
-	engine := t.exec.w.engine
-	tx, done, err := engine.driver.BeginExecutionTx(ctx, t.exec.lease)
+	d := t.exec.x.driver
+	tx, done, err := d.BeginExecutionTx(ctx, t.exec.lease)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	holder := t.ID
 	if key != "" {
-		if holder, err = engine.driver.RecordKey(ctx, tx, t.Type, key, t.ID); err != nil {
+		if holder, err = d.RecordKey(ctx, tx, t.Type, key, t.ID); err != nil {
 			return err
 		}
 	}

@@ -67,6 +67,8 @@ type Worker struct {
 	fences *fenceWatch
 	// completions feeds the completion loop.
 	completions *completionQueue
+	// exec is what executions use, made by Start.
+	exec *executor
 	// oneTask is set by WorkOne: the poller claims one task and reports
 	// it here.
 	oneTask chan claimResult
@@ -181,6 +183,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.execParent = context.WithoutCancel(w.runCtx)
 	w.stopPoll, w.stopLoops = make(chan struct{}), make(chan struct{})
 	w.completions = newCompletionQueue()
+	w.exec = w.newExecutor()
 	w.goService(newCompleter(w).run)
 	w.engine.driver.Subscribe(w.wake, req.Types)
 	poll := newPoller(w, req)
