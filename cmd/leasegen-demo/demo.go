@@ -37,8 +37,12 @@ func runDemo(c config) error {
 	fmt.Printf("leasegen demo on %s: %d tasks, %d worker processes, lease %s, recovery every %s\n",
 		where, c.tasks, c.workers, c.lease, c.recovery)
 
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	if err != nil {
+		return err
+	}
 	run := fmt.Sprintf("run%d-", time.Now().UnixNano())
-	ids, imports, err := enqueue(ctx, engine, run, c.tasks)
+	ids, imports, err := enqueue(ctx, billing.NewClient(client), run, c.tasks)
 	if err != nil {
 		return err
 	}
@@ -57,7 +61,7 @@ func runDemo(c config) error {
 	}
 	defer procs.stopAll()
 
-	watch := newProgress(engine, sqlFor(c), first, last)
+	watch := newProgress(client, first, last)
 	start := time.Now()
 	var crash *crashReport
 	var elapsed time.Duration // until the last task finished
@@ -68,7 +72,7 @@ func runDemo(c config) error {
 		}
 		watch.show(counts, procs.kills)
 		if crash == nil && counts.finished() >= len(ids)/2 { // past the quick imports
-			if crash, err = procs.crashOne(ctx, engine); err != nil {
+			if crash, err = procs.crashOne(ctx, client); err != nil {
 				return err
 			}
 			watch.note(fmt.Sprintf("kill -9 %s while it ran %d tasks; restarted it as %s", crash.victim, len(crash.held), crash.replacement))
@@ -84,7 +88,7 @@ func runDemo(c config) error {
 	}
 	watch.done()
 	procs.stopAll()
-	err = summarize(ctx, engine, c, summaryInput{
+	err = summarize(ctx, engine, client, c, summaryInput{
 		run: run, first: first, last: last, tasks: len(ids), imports: imports, crash: crash, elapsed: elapsed,
 	})
 	if web != nil {
@@ -96,12 +100,7 @@ func runDemo(c config) error {
 // enqueue stores the demo's tasks: about half imports (idempotent: each
 // commits one row), the rest notifications and a few exports that work for
 // a while, at three priorities.
-func enqueue(ctx context.Context, engine *runtime.Engine, run string, n int) (ids []runtime.TaskID, imports int, err error) {
-	rt, err := runtime.NewClient(engine, runtime.ClientConfig{})
-	if err != nil {
-		return nil, 0, err
-	}
-	client := billing.NewClient(rt)
+func enqueue(ctx context.Context, client *billing.Client, run string, n int) (ids []runtime.TaskID, imports int, err error) {
 	var im []billing.ImportPayload
 	var no []billing.NotifyPayload
 	var ex []billing.ExportPayload

@@ -14,11 +14,7 @@ import (
 // run: its worker processes (one killed -9 midway) enqueued each tick once,
 // and only overlap=skip dropped any. It returns the line to print and a
 // problem, if any.
-func periodicReport(ctx context.Context, engine *runtime.Engine) (line, problem string, err error) {
-	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
-	if err != nil {
-		return "", "", err
-	}
+func periodicReport(ctx context.Context, client *runtime.Client) (line, problem string, err error) {
 	list, err := client.Schedules(ctx)
 	if err != nil {
 		return "", "", err

@@ -64,24 +64,25 @@ type crashReport struct {
 
 // crashOne kill -9s the middle worker, noting the tasks it was running, and
 // starts a replacement.
-func (p *workerProcs) crashOne(ctx context.Context, engine *runtime.Engine) (*crashReport, error) {
+func (p *workerProcs) crashOne(ctx context.Context, client *runtime.Client) (*crashReport, error) {
 	slot := len(p.procs) / 2
 	victim := p.ids[slot]
-	rows, err := engine.DB().QueryContext(ctx, sqlFor(p.c)("SELECT id, attempt FROM leasegen_tasks WHERE status = 'RUNNING' AND lease_owner = ?"), victim)
-	if err != nil {
-		return nil, err
-	}
 	held := map[runtime.TaskID]int{}
-	for rows.Next() {
-		var id runtime.TaskID
-		var attempt int
-		if err := rows.Scan(&id, &attempt); err != nil {
-			rows.Close()
+	for before := runtime.TaskID(0); ; {
+		page, err := client.List(ctx, runtime.Filter{Status: runtime.StatusRunning, BeforeID: before, Limit: 1000})
+		if err != nil {
 			return nil, err
 		}
-		held[id] = attempt
+		for _, t := range page {
+			if t.LeaseOwner == victim {
+				held[t.ID] = t.Attempt
+			}
+		}
+		if len(page) < 1000 {
+			break
+		}
+		before = page[len(page)-1].ID
 	}
-	rows.Close()
 	if err := p.procs[slot].Process.Signal(syscall.SIGKILL); err != nil {
 		return nil, err
 	}

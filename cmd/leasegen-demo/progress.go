@@ -18,11 +18,10 @@ func (c statusCounts) finished() int {
 	return c[runtime.StatusSuccess] + c[runtime.StatusFailed] + c[runtime.StatusCancelled]
 }
 
-// progress samples the task table and shows one refreshing line on a
+// progress samples the demo's tasks through the client and shows one refreshing line on a
 // terminal, or a line every two seconds elsewhere.
 type progress struct {
-	engine      *runtime.Engine
-	q           func(string) string // the demo's statements in the engine's placeholders
+	client      *runtime.Client
 	first, last runtime.TaskID
 	tty         bool
 	started     time.Time
@@ -32,11 +31,11 @@ type progress struct {
 	rate        float64
 }
 
-func newProgress(engine *runtime.Engine, q func(string) string, first, last runtime.TaskID) *progress {
+func newProgress(client *runtime.Client, first, last runtime.TaskID) *progress {
 	info, err := os.Stdout.Stat()
 	tty := err == nil && info.Mode()&os.ModeCharDevice != 0
 	now := time.Now()
-	return &progress{engine: engine, q: q, first: first, last: last, tty: tty, started: now, prevAt: now}
+	return &progress{client: client, first: first, last: last, tty: tty, started: now, prevAt: now}
 }
 
 // recoveredKey counts, in statusCounts, the tasks whose lease expired;
@@ -47,35 +46,44 @@ const (
 )
 
 func (p *progress) sample(ctx context.Context) (statusCounts, error) {
-	rows, err := p.engine.DB().QueryContext(ctx,
-		p.q("SELECT status, COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? GROUP BY status"), p.first, p.last)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+	return tally(ctx, p.client, p.first, p.last)
+}
+
+// tally counts the tasks first..last by status, and those whose lease
+// expired and were recovered, through the client's list, a page at a time;
+// and, from its stats, the reconcile schedule's ticks so far (outside
+// first..last).
+func tally(ctx context.Context, client *runtime.Client, first, last runtime.TaskID) (statusCounts, error) {
 	counts := statusCounts{}
-	for rows.Next() {
-		var s runtime.Status
-		var n int
-		if err := rows.Scan(&s, &n); err != nil {
+	for before := last + 1; before > first; {
+		page, err := client.List(ctx, runtime.Filter{BeforeID: before, Limit: 1000})
+		if err != nil {
 			return nil, err
 		}
-		counts[s] = n
+		if len(page) == 0 {
+			break
+		}
+		for _, t := range page {
+			if t.ID < first {
+				break
+			}
+			counts[t.Status]++
+			if strings.HasPrefix(t.LastError, "lease expired") {
+				counts[recoveredKey]++
+			}
+		}
+		before = page[len(page)-1].ID
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	var recovered int
-	err = p.engine.DB().QueryRowContext(ctx, p.q("SELECT COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? AND last_error LIKE 'lease expired%'"),
-		p.first, p.last).Scan(&recovered)
-	counts[recoveredKey] = recovered
+	stats, err := client.Stats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var ticks int
-	err = p.engine.DB().QueryRowContext(ctx, p.q("SELECT COUNT(*) FROM leasegen_tasks WHERE task_type = ?"), billing.TaskReconcile).Scan(&ticks)
-	counts[ticksKey] = ticks
-	return counts, err
+	for _, c := range stats.Counts {
+		if c.Type == billing.TaskReconcile {
+			counts[ticksKey] += c.Tasks
+		}
+	}
+	return counts, nil
 }
 
 func (p *progress) show(c statusCounts, kills int) {

@@ -19,26 +19,23 @@ type summaryInput struct {
 }
 
 // summarize prints what the run proves and fails when a check does not hold.
-func summarize(ctx context.Context, engine *runtime.Engine, c config, in summaryInput) error {
-	db, q := engine.DB(), sqlFor(c)
+func summarize(ctx context.Context, engine *runtime.Engine, client *runtime.Client, c config, in summaryInput) error {
+	db, q := engine.DB(), sqlFor(c) // the example service's own imports table
 	count := func(query string, args ...any) (int, error) {
 		var n int
 		err := db.QueryRowContext(ctx, q(query), args...).Scan(&n)
 		return n, err
 	}
-	succeeded, err := count("SELECT COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? AND status = 'SUCCESS'", in.first, in.last)
+	tasks, err := tally(ctx, client, in.first, in.last)
 	if err != nil {
 		return err
 	}
+	succeeded, recoveredTotal := tasks[runtime.StatusSuccess], tasks[recoveredKey]
 	rows, err := count("SELECT COUNT(*) FROM imports WHERE request_id LIKE ?", in.run+"%")
 	if err != nil {
 		return err
 	}
 	dups, err := count("SELECT COUNT(*) FROM (SELECT request_id FROM imports WHERE request_id LIKE ? GROUP BY request_id HAVING COUNT(*) > 1) d", in.run+"%")
-	if err != nil {
-		return err
-	}
-	recoveredTotal, err := count("SELECT COUNT(*) FROM leasegen_tasks WHERE id BETWEEN ? AND ? AND last_error LIKE 'lease expired%'", in.first, in.last)
 	if err != nil {
 		return err
 	}
@@ -52,7 +49,7 @@ func summarize(ctx context.Context, engine *runtime.Engine, c config, in summary
 
 	bound := c.lease + c.recovery + c.poll
 	if in.crash != nil {
-		delays, err := recoveryDelays(ctx, engine, in.crash)
+		delays, err := recoveryDelays(ctx, client, in.crash)
 		if err != nil {
 			return err
 		}
@@ -82,7 +79,7 @@ func summarize(ctx context.Context, engine *runtime.Engine, c config, in summary
 	if rows != in.imports || dups != 0 {
 		problems = append(problems, "import effects are not exactly one per task")
 	}
-	line, problem, err := periodicReport(ctx, engine)
+	line, problem, err := periodicReport(ctx, client)
 	if err != nil {
 		return err
 	}
@@ -99,11 +96,7 @@ func summarize(ctx context.Context, engine *runtime.Engine, c config, in summary
 
 // recoveryDelays measures, for each task the killed worker was running and
 // that ran again, the time from the kill until its next start.
-func recoveryDelays(ctx context.Context, engine *runtime.Engine, crash *crashReport) ([]time.Duration, error) {
-	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
-	if err != nil {
-		return nil, err
-	}
+func recoveryDelays(ctx context.Context, client *runtime.Client, crash *crashReport) ([]time.Duration, error) {
 	var delays []time.Duration
 	for id, attempt := range crash.held {
 		info, err := client.Get(ctx, id)
