@@ -27,6 +27,22 @@
 //	                 fenced completion, and a second task with the same key skips its work
 //	unique           enqueueing an existing key returns the existing task
 //
+// A periodic task adds a schedule (one of cron and every), and the
+// generated Register hands it to the worker (runtime.WithSchedule):
+//
+//	cron="EXPR"      five-field cron ("0 3 * * MON-FRI") or @daily, @hourly, ...
+//	tz=ZONE          IANA zone of cron (default UTC), checked against the zone
+//	                 database the generator embeds
+//	every=DUR        at the multiples of DUR since the Unix epoch (at least 1s)
+//	misfire=POLICY   ticks found over a minute late: skip, once (the default:
+//	                 the latest of them) or backfill:N (the latest N)
+//	overlap=POLICY   allow (the default), or skip a tick while the previous
+//	                 tick's task is queued or running
+//	payload='JSON'   each tick's payload (default {}); it must be valid JSON
+//
+//	//leasegen:task name=nightly_report cron="0 3 * * *" tz=Europe/Berlin overlap=skip
+//	type NightlyReportPayload struct{ Region string `json:"region"` }
+//
 // Field tags: leasegen:"key" marks the string field that is the idempotency
 // key (needed by unique, used by idempotent); leasegen:"owner" marks the
 // string field stored as the task's owner id.
@@ -40,12 +56,24 @@
 //
 // # What it writes
 //
-// One file per package, leasegen_gen.go: a TaskX constant per task; a
-// Client with EnqueueX, EnqueueXTx (inside the caller's transaction) and
-// EnqueueXBatch (atomic, one statement per 1,000 rows); an Enqueuer
-// interface with those methods for fakes in unit tests; an XHandler
-// interface per task and a Handlers interface embedding them all; and
-// Register(w, h), so that a missing handler is a compile error. The file is
+// One file per package, leasegen_gen.go, with, for each task X:
+//
+//   - TaskX, the task type's constant;
+//   - on Client (NewClient(rt) over a *runtime.Client): EnqueueX,
+//     EnqueueXTx (inside the caller's transaction), EnqueueXBatch and
+//     EnqueueXBatchTx (atomic, one statement per 1,000 rows), each taking
+//     runtime.EnqueueOption; and Wait(ctx, id) for any task's outcome;
+//   - XHandler, the interface with HandleX(ctx, t, p) (and a *sql.Tx
+//     argument for an idempotent task, whose writes commit with the
+//     fenced completion);
+//   - RegisterX(w, h), which hands the handler to a worker with the
+//     annotation's options (timeout, lease, backoff, concurrency, the
+//     schedule), for a worker dedicated to some types.
+//
+// and for the package an Enqueuer interface with every Enqueue method
+// (for fakes in unit tests), Handlers embedding every XHandler, and
+// Register(w, h), which registers them all, so that a missing handler is a
+// compile error. The file is
 // gofmt-clean, deterministic and rewritten only when it changes. Its
 // //go:build !leasegen_generating line lets the generator load a package
 // whose old generated file no longer compiles.

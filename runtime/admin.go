@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -22,13 +23,23 @@ type (
 // List returns up to f.Limit tasks matching f, newest first. To page,
 // pass the last id of a page as the next one's f.BeforeID.
 func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
+	return c.list(ctx, c.engine.tables, f)
+}
+
+// ListTx is List as the caller's transaction tx sees the tasks: with those
+// it enqueued (EnqueueTx) and has not committed.
+func (c *Client) ListTx(ctx context.Context, tx *sql.Tx, f Filter) ([]TaskInfo, error) {
+	return c.list(ctx, c.engine.driver.TablesIn(tx), f)
+}
+
+func (c *Client) list(ctx context.Context, t driver.Tables, f Filter) ([]TaskInfo, error) {
 	if f.Limit == 0 {
 		f.Limit = 100
 	}
 	if f.Limit < 0 || f.OlderThan < 0 || f.BeforeID < 0 {
 		return nil, fmt.Errorf("%w: list limit, age and BeforeID must not be negative", ErrInvalidTask)
 	}
-	infos, err := c.engine.tables.TaskList(ctx, f)
+	infos, err := t.TaskList(ctx, f)
 	return infos, c.engine.failed(err, "list tasks")
 }
 

@@ -1,22 +1,24 @@
 // Package runtime runs leasegen's background tasks on a database the service
-// already has (MySQL 8 or MariaDB 10.6+, or a SQLite file), with a lease
-// protocol: the database is the only coordinator between any number of
-// worker processes.
+// already has (MySQL 8+ or MariaDB 10.6+, PostgreSQL 13+, or a SQLite file),
+// with a lease protocol: the database is the only coordinator between any
+// number of worker processes.
 //
 // # Setup
 //
-// An engine is a database reached through a driver package, leasemysql or
-// leasesqlite (under runtime/driver); a program links only the drivers it
-// imports.
+// An engine is a database reached through a driver package under
+// runtime/driver: leasemysql, leasepostgres or leasesqlite. A program links
+// only the drivers it imports (the Example functions show each).
 //
-//	db, _ := leasemysql.Open("user:pass@tcp(host:3306)/app") // or leasesqlite.Open("tasks.db")
-//	engine := runtime.NewEngine(leasemysql.New(db))          // or leasesqlite.New(db)
+//	db, _ := leasemysql.Open("user:pass@tcp(host:3306)/app") // or leasepostgres.Open(url), leasesqlite.Open("tasks.db")
+//	engine := runtime.NewEngine(leasemysql.New(db))          // or leasepostgres.New(db), leasesqlite.New(db)
 //	if err := engine.Migrate(ctx); err != nil { ... }        // idempotent, safe from many processes
 //
 // A MySQL session must run in UTC (the server's zone, or
 // time_zone=%27%2B00%3A00%27 in the DSN, which leasemysql.Open adds); the
 // first operation checks this and the driver settings and says what to
-// change.
+// change. PostgreSQL needs the pgx driver (leasepostgres.Open uses it); its
+// workers are woken across processes by LISTEN/NOTIFY. SQLite serves the
+// processes of one machine.
 //
 // # Enqueueing
 //
@@ -40,11 +42,12 @@
 //	defer w.Stop(shutdownCtx) // drains, renewing leases; then cancels and releases
 //
 // A worker claims tasks for its free slots, up to 1,000 at a time, in one
-// short transaction (a plain read of the next task ids in claim order, a
-// SELECT ... FOR UPDATE SKIP LOCKED of those ids, one UPDATE), renews all
-// its leases in one statement per heartbeat, completes the tasks that
-// finished together in one fenced statement, and recovers expired leases of
-// dead workers in batches. An idle worker costs the
+// short transaction (on MySQL a plain read of the next task ids in claim
+// order, a SELECT ... FOR UPDATE SKIP LOCKED of those ids, one UPDATE; on
+// PostgreSQL one statement; on SQLite a scan outside the write lock and one
+// fenced UPDATE), renews all its leases in one statement per heartbeat,
+// completes the tasks that finished together in one fenced statement, and
+// recovers expired leases of dead workers in batches. An idle worker costs the
 // database one index lookup per PollInterval. Every lease instant is
 // computed by the database's clock; worker clocks never matter.
 //
@@ -74,11 +77,25 @@
 // counts running tasks, so concurrent claimers cannot both see a free slot.
 // All workers must configure the same limits.
 //
-// # Pausing a type
+// # Periodic tasks
+//
+// WithSchedule gives a handler a schedule (runtime.Periodic: a cron
+// expression in a zone, or an interval), with a policy for ticks found
+// late (Misfire) and for a tick whose predecessor still runs (SkipOverlap).
+// Each tick is enqueued exactly once, whatever number of workers register
+// the schedule, by whichever worker sees it due first; its task carries
+// the tick (TickOf). Client.Schedules, PauseSchedule, ResumeSchedule,
+// TriggerSchedule and DeleteSchedule operate them.
+//
+// # Operating
 //
 // Client.Pause stops every worker from claiming tasks of a type until
 // Client.Resume; the state is a row in the database, so it outlives
-// restarts. Running tasks finish.
+// restarts. Running tasks finish. Client.List, Get (with each task's
+// attempts), Retry, Cancel, Purge, Stats, BoundedStats, Throughput and
+// Workers are the operator's view, which the leasectl command and the web
+// UI (package ui) show. Package leasetest helps a service test its use of
+// leasegen.
 //
 // # Hooks
 //

@@ -19,7 +19,7 @@ import (
 
 	"github.com/leasegen/leasegen/contrib/leaseotel"
 	"github.com/leasegen/leasegen/runtime"
-	"github.com/leasegen/leasegen/runtime/leasetest"
+	"github.com/leasegen/leasegen/runtime/leasetest/sqlitetest"
 )
 
 // rig is an engine whose client and worker trace into an in-memory
@@ -39,7 +39,7 @@ func newRig(t *testing.T, cfg leaseotel.Config) *rig {
 	t.Cleanup(func() { _ = r.provider.Shutdown(context.Background()) })
 	cfg.TracerProvider = r.provider
 	r.tracing = leaseotel.New(cfg)
-	r.engine, _ = leasetest.NewEngine(t)
+	r.engine, _ = sqlitetest.NewEngine(t)
 	client, err := runtime.NewClient(r.engine, runtime.ClientConfig{
 		EnqueueMiddleware: []runtime.EnqueueMiddleware{r.tracing.EnqueueMiddleware()},
 	})

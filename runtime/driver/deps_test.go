@@ -9,7 +9,8 @@ import (
 
 // A program links only the drivers it imports: a service on SQLite does
 // not carry the MySQL or PostgreSQL driver, and so on, and the runtime
-// alone carries none.
+// alone carries none; leasetest links none either, its SQLite test engine
+// being a package of its own.
 func TestProgramsLinkOnlyTheirDriver(t *testing.T) {
 	t.Parallel()
 	const (
@@ -29,6 +30,8 @@ func TestProgramsLinkOnlyTheirDriver(t *testing.T) {
 		{"SQLite only", []string{runtimePkg, module + "runtime/driver/leasesqlite"}, sqliteLib, []string{mysqlLib, pgxLib}},
 		{"MySQL only", []string{runtimePkg, module + "runtime/driver/leasemysql"}, mysqlLib, []string{sqliteLib, pgxLib}},
 		{"PostgreSQL only", []string{runtimePkg, module + "runtime/driver/leasepostgres"}, pgxLib, []string{mysqlLib, sqliteLib}},
+		{"MySQL service's tests", []string{module + "runtime/driver/leasemysql", module + "runtime/leasetest"}, mysqlLib, []string{sqliteLib, pgxLib}},
+		{"tests on the SQLite test engine", []string{module + "runtime/leasetest", module + "runtime/leasetest/sqlitetest"}, sqliteLib, []string{mysqlLib, pgxLib}},
 	} {
 		out, err := exec.Command("go", append([]string{"list", "-deps"}, c.imports...)...).Output()
 		if err != nil {

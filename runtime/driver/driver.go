@@ -126,6 +126,9 @@ type Driver interface {
 
 	// Tables runs the queries on the bookkeeping tables, on the pool.
 	Tables() Tables
+	// TablesIn runs them in the caller's transaction tx, as InTx's do:
+	// it sees what tx wrote and has not committed.
+	TablesIn(tx *sql.Tx) Tables
 }
 
 // Hooks is what a driver reports back to the runtime. A nil func is not

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/leasetest"
+	"github.com/leasegen/leasegen/runtime/leasetest/sqlitetest"
 )
 
 // TestMain fails on goroutines left running: WorkOne must stop its worker.
@@ -59,36 +60,40 @@ func fails(t *testing.T, assert func(tb testing.TB)) string {
 }
 
 func TestRequireEnqueued(t *testing.T) {
-	engine, client := leasetest.NewEngine(t)
+	_, client := sqlitetest.NewEngine(t)
 	first := enqueue(t, client, "notify", notify{UserID: 7, Message: "hi"})
 	enqueue(t, client, "notify", notify{UserID: 42, Message: "welcome"})
 	enqueue(t, client, "import", notify{})
 
-	got := leasetest.RequireEnqueued(t, engine.DB(), "notify", func(p notify) bool { return p.UserID == 42 })
+	got := leasetest.RequireEnqueued(t, leasetest.Committed(client), "notify", func(p notify) bool { return p.UserID == 42 })
 	if got.Payload.Message != "welcome" || got.Status != runtime.StatusQueued {
 		t.Errorf("RequireEnqueued = %+v", got)
 	}
-	if all := leasetest.RequireManyEnqueued[notify](t, engine.DB(), "notify", 2, nil); all[0].ID != first {
+	if all := leasetest.RequireManyEnqueued[notify](t, leasetest.Committed(client), "notify", 2, nil); all[0].ID != first {
 		t.Errorf("RequireManyEnqueued: first %d, want %d (enqueue order)", all[0].ID, first)
 	}
-	leasetest.RequireNotEnqueued(t, engine.DB(), "notify", func(p notify) bool { return p.UserID == 99 })
-	raw := leasetest.RequireEnqueued[[]byte](t, engine.DB(), "import", nil)
+	leasetest.RequireNotEnqueued(t, leasetest.Committed(client), "notify", func(p notify) bool { return p.UserID == 99 })
+	raw := leasetest.RequireEnqueued[[]byte](t, leasetest.Committed(client), "import", nil)
 	if !strings.Contains(string(raw.Payload), `"user_id":0`) {
 		t.Errorf("a []byte payload: %s, want it as stored", raw.Payload)
 	}
 
 	msg := fails(t, func(tb testing.TB) {
-		leasetest.RequireEnqueued(tb, engine.DB(), "notify", func(p notify) bool { return p.UserID == 99 })
+		leasetest.RequireEnqueued(tb, leasetest.Committed(client), "notify", func(p notify) bool { return p.UserID == 99 })
 	})
 	for _, want := range []string{`no task of type "notify" matches`, `"user_id":42`, `"message":"hi"`, `of other types: "import" (1)`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failure message lacks %q:\n%s", want, msg)
 		}
 	}
-	if msg := fails(t, func(tb testing.TB) { leasetest.RequireManyEnqueued[notify](tb, engine.DB(), "notify", 3, nil) }); !strings.Contains(msg, "2 tasks of type \"notify\" match, want 3") {
+	if msg := fails(t, func(tb testing.TB) {
+		leasetest.RequireManyEnqueued[notify](tb, leasetest.Committed(client), "notify", 3, nil)
+	}); !strings.Contains(msg, "2 tasks of type \"notify\" match, want 3") {
 		t.Errorf("RequireManyEnqueued's failure: %q", msg)
 	}
-	if msg := fails(t, func(tb testing.TB) { leasetest.RequireNotEnqueued[notify](tb, engine.DB(), "notify", nil) }); !strings.Contains(msg, "want none") {
+	if msg := fails(t, func(tb testing.TB) {
+		leasetest.RequireNotEnqueued[notify](tb, leasetest.Committed(client), "notify", nil)
+	}); !strings.Contains(msg, "want none") {
 		t.Errorf("RequireNotEnqueued's failure: %q", msg)
 	}
 }
@@ -96,7 +101,7 @@ func TestRequireEnqueued(t *testing.T) {
 // A task enqueued in a transaction is visible to the assertions through
 // that transaction, and not elsewhere until it commits.
 func TestRequireEnqueuedInTransaction(t *testing.T) {
-	engine, client := leasetest.NewEngine(t)
+	engine, client := sqlitetest.NewEngine(t)
 	ctx := context.Background()
 	tx, err := engine.DB().BeginTx(ctx, nil)
 	if err != nil {
@@ -106,13 +111,13 @@ func TestRequireEnqueuedInTransaction(t *testing.T) {
 	if _, err := client.EnqueueTx(ctx, tx, "notify", []byte(`{"user_id":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	leasetest.RequireEnqueued(t, tx, "notify", func(p notify) bool { return p.UserID == 1 })
-	leasetest.RequireNotEnqueued[notify](t, engine.DB(), "notify", nil)
+	leasetest.RequireEnqueued(t, leasetest.In(client, tx), "notify", func(p notify) bool { return p.UserID == 1 })
+	leasetest.RequireNotEnqueued[notify](t, leasetest.Committed(client), "notify", nil)
 }
 
 // WorkOne runs the task through a real worker and returns its outcome.
 func TestWorkOne(t *testing.T) {
-	engine, client := leasetest.NewEngine(t)
+	engine, client := sqlitetest.NewEngine(t)
 	id := enqueue(t, client, "notify", notify{UserID: 3})
 	calls := 0
 	info := leasetest.WorkOne(t, engine, func(r runtime.Registrar) error {

@@ -5,16 +5,41 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/leasegen/leasegen/runtime"
 )
 
-// Querier reads the task table: the engine's *sql.DB, or the *sql.Tx
-// that enqueued tasks it has not committed.
+// Querier is where the assertions look for tasks: Committed(client), the
+// stored tasks, or In(client, tx), what the transaction tx sees, with the
+// tasks it enqueued and has not committed. It reads through the client,
+// whatever the engine.
 type Querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	tasks(ctx context.Context, f runtime.Filter) ([]runtime.TaskInfo, error)
+}
+
+// Committed looks for the tasks client's engine has stored.
+func Committed(client *runtime.Client) Querier { return committed{client} }
+
+// In looks for the tasks as the transaction tx sees them: with those it
+// enqueued (EnqueueXTx) and has not committed.
+func In(client *runtime.Client, tx *sql.Tx) Querier { return inTx{client, tx} }
+
+type committed struct{ c *runtime.Client }
+
+func (q committed) tasks(ctx context.Context, f runtime.Filter) ([]runtime.TaskInfo, error) {
+	return q.c.List(ctx, f)
+}
+
+type inTx struct {
+	c  *runtime.Client
+	tx *sql.Tx
+}
+
+func (q inTx) tasks(ctx context.Context, f runtime.Filter) ([]runtime.TaskInfo, error) {
+	return q.c.ListTx(ctx, q.tx, f)
 }
 
 // Enqueued is a stored task with its payload decoded.
@@ -88,26 +113,24 @@ func matching[P any](t testing.TB, q Querier, taskType string, match func(P) boo
 	return found, all
 }
 
-// readTasks reads every stored task, in id order. The statement has no
-// placeholder, so it runs on every engine.
+// readTasks reads every stored task, in id order, a page at a time.
 func readTasks(t testing.TB, q Querier) []row {
 	t.Helper()
-	rows, err := q.QueryContext(context.Background(), "SELECT id, task_type, status, payload FROM leasegen_tasks ORDER BY id")
-	if err != nil {
-		t.Fatalf("leasetest: read the tasks: %v", err)
-	}
-	defer rows.Close()
 	var out []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.id, &r.typ, &r.status, &r.payload); err != nil {
+	for before := runtime.TaskID(0); ; {
+		page, err := q.tasks(context.Background(), runtime.Filter{BeforeID: before, Limit: 1000})
+		if err != nil {
 			t.Fatalf("leasetest: read the tasks: %v", err)
 		}
-		out = append(out, r)
+		for _, info := range page {
+			out = append(out, row{id: info.ID, typ: info.Type, status: info.Status, payload: info.Payload})
+		}
+		if len(page) < 1000 {
+			break
+		}
+		before = page[len(page)-1].ID
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("leasetest: read the tasks: %v", err)
-	}
+	slices.Reverse(out) // lists are newest first
 	return out
 }
 

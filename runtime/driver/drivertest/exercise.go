@@ -69,6 +69,7 @@ var bundleCases = []struct {
 	{"ScheduleSeesLastTaskActive", testScheduleSeesLastTaskActive},
 	{"TablesInTxSerializesRegistry", testTablesInTxSerializesRegistry},
 	{"TablesRegistryPausedAttempts", testTablesRegistryPausedAttempts},
+	{"TablesInSeesTheTransaction", testTablesInSeesTheTransaction},
 }
 
 // harnessCases set up their databases themselves.

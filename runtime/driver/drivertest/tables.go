@@ -153,3 +153,23 @@ func testTablesRegistryPausedAttempts(t *testing.T, b *Bundle) {
 
 // errOf drops a result, keeping the error.
 func errOf[T any](_ T, err error) error { return err }
+
+// TablesIn reads in the caller's transaction: it sees the task the
+// transaction inserted and has not committed, which the pool does not.
+func testTablesInSeesTheTransaction(t *testing.T, b *Bundle) {
+	tx, err := b.DB.BeginTx(bg, nil)
+	dbtest.Must(t, "begin", err)
+	defer tx.Rollback() //nolint:errcheck // rolled back on purpose
+	ids, err := b.Driver.Insert(bg, tx, []driver.NewTask{{Type: "a", Payload: []byte(`{}`), MaxAttempts: 1}})
+	dbtest.Must(t, "insert in the transaction", err)
+	in, err := b.Driver.TablesIn(tx).TaskList(bg, leasetype.Filter{Limit: 10})
+	dbtest.Must(t, "list in the transaction", err)
+	if len(in) != 1 || in[0].ID != ids[0] {
+		t.Errorf("the transaction lists %+v, want its task %d", in, ids[0])
+	}
+	out, err := b.Driver.Tables().TaskList(bg, leasetype.Filter{Limit: 10})
+	dbtest.Must(t, "list on the pool", err)
+	if len(out) != 0 {
+		t.Errorf("the pool lists %+v before the commit, want nothing", out)
+	}
+}

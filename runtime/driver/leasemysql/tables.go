@@ -24,6 +24,11 @@ func (s *store) Tables() driver.Tables {
 	return tables{s: s, q: s.db, Writes: sqlbuild.Writes{Retry: s.retry}}
 }
 
+// TablesIn returns the bookkeeping queries in the caller's transaction.
+func (s *store) TablesIn(tx *sql.Tx) driver.Tables {
+	return tables{s: s, q: tx, Writes: sqlbuild.Writes{InTx: true}}
+}
+
 // InTx runs fn in a READ COMMITTED transaction on a bounded session (see
 // claimSessionIdle), again after a deadlock or a lock wait that timed out.
 // Within a transaction it runs fn in it.

@@ -24,6 +24,11 @@ func (s *store) Tables() driver.Tables {
 	return tables{s: s, q: s.arrays, raw: s.db, Writes: sqlbuild.Writes{Retry: s.retry}}
 }
 
+// TablesIn returns the bookkeeping queries in the caller's transaction.
+func (s *store) TablesIn(tx *sql.Tx) driver.Tables {
+	return tables{s: s, q: nativeArrays{tx}, raw: tx, Writes: sqlbuild.Writes{InTx: true}}
+}
+
 // InTx runs fn in a READ COMMITTED transaction that the server ends when
 // it sits idle (txSessionIdle), again after a deadlock, a serialization
 // failure or a lock that was not available. Within a transaction it runs

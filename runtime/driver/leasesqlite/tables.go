@@ -24,6 +24,11 @@ func (s *store) Tables() driver.Tables {
 	return tables{s: s, q: s.db, Writes: sqlbuild.Writes{Retry: s.retry}}
 }
 
+// TablesIn returns the bookkeeping queries in the caller's transaction.
+func (s *store) TablesIn(tx *sql.Tx) driver.Tables {
+	return tables{s: s, q: tx, Writes: sqlbuild.Writes{InTx: true}}
+}
+
 // InTx runs fn in a write transaction taken at BEGIN (BEGIN IMMEDIATE):
 // SQLite has one writer at a time, so every InTx, and every other write,
 // waits for the one in progress; again after the database stayed busy

@@ -8,6 +8,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/leasetest"
+	"github.com/leasegen/leasegen/runtime/leasetest/sqlitetest"
 )
 
 // How a service tests its own code with leasetest: a test engine in one
@@ -15,7 +16,7 @@ import (
 // transaction, before the commit), and the handler run once through a real
 // worker, its idempotent write committed with the task.
 func TestWithLeasetest(t *testing.T) {
-	engine, rt := leasetest.NewEngine(t)
+	engine, rt := sqlitetest.NewEngine(t)
 	_, err := engine.DB().Exec(Schema)
 	dbtest.Must(t, "schema", err)
 	client, svc := NewClient(rt), &Service{}
@@ -24,11 +25,11 @@ func TestWithLeasetest(t *testing.T) {
 	dbtest.Must(t, "begin", err)
 	_, err = client.EnqueueImportTx(bg, tx, sampleImport("r-1"))
 	dbtest.Must(t, "enqueue in the transaction", err)
-	leasetest.RequireEnqueued(t, tx, TaskImport, func(p ImportPayload) bool { return p.RequestID == "r-1" })
+	leasetest.RequireEnqueued(t, leasetest.In(rt, tx), TaskImport, func(p ImportPayload) bool { return p.RequestID == "r-1" })
 	dbtest.Must(t, "commit", tx.Commit())
 	_, err = client.EnqueueNotify(bg, NotifyPayload{UserID: 42, Message: "imported"})
 	dbtest.Must(t, "enqueue", err)
-	leasetest.RequireNotEnqueued(t, engine.DB(), TaskNotify, func(p NotifyPayload) bool { return p.UserID == 7 })
+	leasetest.RequireNotEnqueued(t, leasetest.Committed(rt), TaskNotify, func(p NotifyPayload) bool { return p.UserID == 7 })
 
 	register := func(r runtime.Registrar) error { return Register(r, svc) }
 	imported := leasetest.WorkOne(t, engine, register) // the import has the higher priority

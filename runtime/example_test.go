@@ -1,0 +1,190 @@
+package runtime_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasepostgres"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
+)
+
+// tempSQLite opens a migrated engine on a SQLite file in a new temporary
+// folder, removed by the returned func.
+func tempSQLite() (*runtime.Engine, func()) {
+	dir, err := os.MkdirTemp("", "leasegen-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	db, err := leasesqlite.Open(filepath.Join(dir, "tasks.db"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	engine := runtime.NewEngine(leasesqlite.New(db))
+	if err := engine.Migrate(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	return engine, func() { db.Close(); os.RemoveAll(dir) }
+}
+
+// An engine on MySQL 8+ or MariaDB 10.6+: Open adds the DSN settings the
+// driver needs (parseTime, UTC sessions, interpolated parameters).
+func Example_mySQL() {
+	db, err := leasemysql.Open("app:secret@tcp(127.0.0.1:3306)/app")
+	if err != nil {
+		log.Fatal(err)
+	}
+	engine := runtime.NewEngine(leasemysql.New(db))
+	if err := engine.Migrate(context.Background()); err != nil {
+		log.Fatal(err) // ErrUnavailable when the server is down, with what to do
+	}
+}
+
+// An engine on PostgreSQL 13+, over pgx: workers in other processes are
+// woken by LISTEN/NOTIFY when a task is enqueued.
+func Example_postgreSQL() {
+	db, err := leasepostgres.Open("postgres://app:secret@127.0.0.1:5432/app")
+	if err != nil {
+		log.Fatal(err)
+	}
+	engine := runtime.NewEngine(leasepostgres.New(db))
+	if err := engine.Migrate(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// An engine on a SQLite file, shared by the processes of one machine; a
+// client enqueues a task and a worker runs it.
+func Example_sqlite() {
+	ctx := context.Background()
+	engine, cleanup := tempSQLite()
+	defer cleanup()
+
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	id, err := client.Enqueue(ctx, "greet", []byte(`{"name":"Ada"}`), runtime.WithPriority(10))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	w, err := runtime.NewWorker(engine, runtime.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = w.Handle("greet", func(ctx context.Context, t *runtime.Task) error {
+		var p struct{ Name string }
+		if err := json.Unmarshal(t.Payload, &p); err != nil {
+			return runtime.Permanent(err) // no retry: the payload will not change
+		}
+		t.SetResult("hello, " + p.Name)
+		return nil // an error retries the task with backoff
+	}, runtime.WithConcurrency(4))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer w.Stop(ctx) // drains the running tasks, renewing their leases
+
+	info, err := client.Wait(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(info.Status, info.Result)
+	// Output: SUCCESS hello, Ada
+}
+
+// An idempotent handler writes through the transaction that completes its
+// task, fenced on its lease: the row and the completion commit together
+// or not at all, and a second task with the same key skips the work.
+func ExampleRunIdempotent() {
+	ctx := context.Background()
+	engine, cleanup := tempSQLite()
+	defer cleanup()
+	if _, err := engine.DB().ExecContext(ctx, "CREATE TABLE invoices (id TEXT PRIMARY KEY)"); err != nil {
+		log.Fatal(err)
+	}
+
+	w, err := runtime.NewWorker(engine, runtime.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = w.Handle("invoice", func(ctx context.Context, t *runtime.Task) error {
+		invoice := string(t.Payload)
+		return runtime.RunIdempotent(ctx, t, invoice, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, "INSERT INTO invoices (id) VALUES (?)", invoice)
+			return err
+		})
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer w.Stop(ctx)
+
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 2 { // the same invoice twice
+		id, err := client.Enqueue(ctx, "invoice", []byte("inv-1"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if _, err := client.Wait(ctx, id); err != nil {
+			log.Fatal(err)
+		}
+	}
+	var rows int
+	if err := engine.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM invoices").Scan(&rows); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rows, "invoice row")
+	// Output: 1 invoice row
+}
+
+// A periodic task: every worker that registers the schedule may fire it,
+// and each tick is enqueued once.
+func ExampleWithSchedule() {
+	ctx := context.Background()
+	engine, cleanup := tempSQLite()
+	defer cleanup()
+
+	ticked := make(chan time.Time, 1)
+	w, err := runtime.NewWorker(engine, runtime.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = w.Handle("heartbeat", func(_ context.Context, t *runtime.Task) error {
+		if _, tick, ok := runtime.TickOf(t); ok {
+			select {
+			case ticked <- tick:
+			default:
+			}
+		}
+		return nil
+	}, runtime.WithSchedule(runtime.Periodic{Every: time.Second, SkipOverlap: true}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer w.Stop(ctx)
+
+	tick := <-ticked
+	fmt.Println("ticked on a whole second:", tick.Equal(tick.Truncate(time.Second)))
+	// Output: ticked on a whole second: true
+}
