@@ -83,3 +83,23 @@ func TestShortLeaseDerivesTheHeartbeat(t *testing.T) {
 		t.Errorf("derived heartbeat %s, want the lease / 6 = 100ms", w.cfg.HeartbeatInterval)
 	}
 }
+
+// Handle refuses a task type that Enqueue would refuse: one rule for both,
+// so a handler can never wait for tasks that cannot be stored.
+func TestHandleRefusesWhatEnqueueRefuses(t *testing.T) {
+	t.Parallel()
+	w, err := NewWorker(newSQLiteEngine(t), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noop := func(context.Context, *Task) error { return nil }
+	for _, typ := range []string{"", "a b", "tâche", "tab\t", strings.Repeat("x", maxTaskTypeLen+1)} {
+		err := w.Handle(typ, noop)
+		if !errors.Is(err, ErrInvalidConfig) || checkTaskType(typ) == nil {
+			t.Errorf("Handle(%.20q) = %v, want ErrInvalidConfig for a type Enqueue refuses too (%v)", typ, err, checkTaskType(typ))
+		}
+	}
+	if err := w.Handle("import.csv:v2", noop); err != nil {
+		t.Errorf("Handle of a type Enqueue accepts: %v", err)
+	}
+}

@@ -96,8 +96,8 @@ type handler struct {
 }
 
 func newHandler(taskType string, fn HandlerFunc, opts []HandlerOption) (*handler, error) {
-	if taskType == "" || len(taskType) > maxTaskTypeLen {
-		return nil, fmt.Errorf("%w: task type must be 1 to %d bytes, got %q", ErrInvalidConfig, maxTaskTypeLen, taskType)
+	if problem := taskTypeProblem(taskType); problem != "" {
+		return nil, fmt.Errorf("%w: %s, as Enqueue requires", ErrInvalidConfig, problem)
 	}
 	if fn == nil {
 		return nil, fmt.Errorf("%w: nil handler for task type %q", ErrInvalidConfig, taskType)

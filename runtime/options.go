@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -65,7 +66,8 @@ func WithUniqueKey(key string) EnqueueOption {
 // WithMetadata attaches md's entries to the task: its handler reads them in
 // Task.Metadata, and TaskInfo shows them. Entries of several WithMetadata
 // options merge, the last one winning a key. Keys must be non-empty, keys
-// and values valid UTF-8, and the whole at most 16 KiB as JSON. Meant for
+// and values valid UTF-8 without NUL bytes, and the whole at most 16 KiB as
+// JSON. Meant for
 // context that crosses into the task (a trace context, a request id), not
 // for the payload.
 func WithMetadata(md map[string]string) EnqueueOption {
@@ -101,18 +103,27 @@ var (
 
 // checkTaskType checks that taskType fits the task_type column.
 func checkTaskType(taskType string) error {
+	if problem := taskTypeProblem(taskType); problem != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidTask, problem)
+	}
+	return nil
+}
+
+// taskTypeProblem says why taskType does not fit the task_type column, or
+// returns "": one rule for enqueues and handlers.
+func taskTypeProblem(taskType string) string {
 	switch {
 	case taskType == "":
-		return fmt.Errorf("%w: empty task type", ErrInvalidTask)
+		return "empty task type"
 	case len(taskType) > maxTaskTypeLen:
-		return fmt.Errorf("%w: task type %.40q... is %d bytes, the limit is %d", ErrInvalidTask, taskType, len(taskType), maxTaskTypeLen)
+		return fmt.Sprintf("task type %.40q... is %d bytes, the limit is %d", taskType, len(taskType), maxTaskTypeLen)
 	}
 	for i := 0; i < len(taskType); i++ {
 		if c := taskType[i]; c <= ' ' || c > '~' {
-			return fmt.Errorf("%w: task type %q: only printable ASCII without spaces (byte %d is %#x)", ErrInvalidTask, taskType, i, c)
+			return fmt.Sprintf("task type %q: only printable ASCII without spaces (byte %d is %#x)", taskType, i, c)
 		}
 	}
-	return nil
+	return ""
 }
 
 // checkRow checks what the length checks of newTask do not: the
@@ -123,12 +134,16 @@ func checkRow(taskType string, o enqueueOptions) error {
 		return fmt.Errorf("%w: %s priority must be in %d..%d, got %d", ErrInvalidTask, taskType, minPriority, maxPriority, o.priority)
 	case !utf8.ValidString(o.ownerID):
 		return fmt.Errorf("%w: %s owner id %q is not valid UTF-8", ErrInvalidTask, taskType, o.ownerID)
+	case strings.ContainsRune(o.ownerID, 0):
+		return fmt.Errorf("%w: %s owner id %q holds a NUL byte, which PostgreSQL cannot store", ErrInvalidTask, taskType, o.ownerID)
 	case o.keyRequired && o.key == "":
 		return fmt.Errorf("%w: %s is unique, so its key must not be empty: set the payload field tagged leasegen:\"key\"", ErrInvalidTask, taskType)
 	case !utf8.ValidString(o.key):
 		return fmt.Errorf("%w: %s idempotency key %q is not valid UTF-8", ErrInvalidTask, taskType, o.key)
+	case strings.ContainsRune(o.key, 0):
+		return fmt.Errorf("%w: %s idempotency key %q holds a NUL byte, which PostgreSQL cannot store", ErrInvalidTask, taskType, o.key)
 	case !validMetadata(o.metadata):
-		return fmt.Errorf("%w: %s metadata: keys must be non-empty, keys and values valid UTF-8", ErrInvalidTask, taskType)
+		return fmt.Errorf("%w: %s metadata: keys must be non-empty, keys and values valid UTF-8 without NUL bytes", ErrInvalidTask, taskType)
 	case !o.runAt.IsZero() && (o.runAt.Before(minRunAt) || o.runAt.After(maxRunAt)):
 		return fmt.Errorf("%w: %s run-at %s is outside %s..%s", ErrInvalidTask, taskType,
 			o.runAt.UTC().Format(time.RFC3339), minRunAt.Format(time.DateOnly), maxRunAt.Format(time.DateOnly))
@@ -138,7 +153,7 @@ func checkRow(taskType string, o enqueueOptions) error {
 
 func validMetadata(md map[string]string) bool {
 	for k, v := range md {
-		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) {
+		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) || strings.ContainsRune(k+v, 0) {
 			return false
 		}
 	}

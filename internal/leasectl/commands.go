@@ -252,7 +252,7 @@ func stats(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(w, "\nTYPE\tOLDEST QUEUED")
 	for _, typ := range sortedKeys(st.OldestQueued) {
-		fmt.Fprintf(w, "%s\t%s (%s ago)\n", typ, stamp(st.OldestQueued[typ]), time.Since(st.OldestQueued[typ]).Round(time.Second))
+		fmt.Fprintf(w, "%s\t%s (%s)\n", typ, stamp(st.OldestQueued[typ]), relative(st.OldestQueued[typ]))
 	}
 	fmt.Fprintln(w, "\nWORKER\tRUNNING")
 	for _, owner := range sortedKeys(st.RunningByWorker) {
@@ -261,7 +261,7 @@ func stats(ctx context.Context, e *env, args []string) error {
 	if len(st.Paused) > 0 {
 		fmt.Fprintln(w, "\nPAUSED TYPE\tSINCE")
 		for _, typ := range sortedKeys(st.Paused) {
-			fmt.Fprintf(w, "%s\t%s (%s ago)\n", typ, stamp(st.Paused[typ]), time.Since(st.Paused[typ]).Round(time.Second))
+			fmt.Fprintf(w, "%s\t%s (%s)\n", typ, stamp(st.Paused[typ]), relative(st.Paused[typ]))
 		}
 	}
 	return w.Flush()

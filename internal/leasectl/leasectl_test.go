@@ -127,8 +127,13 @@ func TestCommands(t *testing.T) {
 			code, out, _ = tg.ctl(t, "pause", "okk")
 			expect(t, "pause an unhandled type", code, 0, out, "paused okk", "note: none of the 1 live workers handles okk")
 			paused, _ := client.Enqueue(ctx, "ok", nil)
+			future, _ := client.Enqueue(ctx, "future", nil, runtime.WithDelay(time.Hour))
 			code, out, _ = tg.ctl(t, "stats")
 			expect(t, "stats while paused", code, 0, out, "PAUSED TYPE", "okk")
+			if line := lineWith(out, "future"); !strings.Contains(line, "(in ") || strings.Contains(line, "ago") {
+				t.Errorf("stats: the oldest queued task of a type due in an hour reads %q, want it due in about an hour", line)
+			}
+			dbtest.Must(t, "cancel the future task", client.Cancel(ctx, future))
 			code, out, _ = tg.ctl(t, "stats", "-json")
 			var st map[string]any
 			if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || len(st["paused"].(map[string]any)) != 2 {
@@ -195,7 +200,7 @@ func TestCommands(t *testing.T) {
 			code, out, _ = tg.ctl(t, "stats")
 			expect(t, "stats", code, 0, out, "TYPE", "STATUS", "bad", "QUEUED", "OLDEST QUEUED", "WORKER")
 			code, out, _ = tg.ctl(t, "purge", "-older-than", "0s")
-			expect(t, "purge", code, 0, out, "purged 3 finished tasks")
+			expect(t, "purge", code, 0, out, "purged 4 finished tasks")
 			if left, _ := client.List(ctx, runtime.Filter{}); len(left) != 1 || left[0].ID != bad {
 				t.Errorf("after purge: %d tasks left, want the requeued one", len(left))
 			}
@@ -342,4 +347,18 @@ func TestSchedulesCommand(t *testing.T) {
 			expect(t, "unknown subcommand", code, 2, stderr, "pause|resume|trigger|delete NAME")
 		})
 	}
+}
+
+// lineWith returns the last line of out that holds s below the line
+// "TYPE\tOLDEST QUEUED", or "".
+func lineWith(out, s string) string {
+	_, section, _ := strings.Cut(out, "OLDEST QUEUED")
+	section, _, _ = strings.Cut(section, "\n\n")
+	last := ""
+	for line := range strings.Lines(section) {
+		if strings.Contains(line, s) {
+			last = strings.TrimSpace(line)
+		}
+	}
+	return last
 }

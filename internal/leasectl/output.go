@@ -70,6 +70,16 @@ func stamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
+// relative says how far t is from now: "3m2s ago", or "in 59m58s" for an
+// instant ahead (a queued task delayed past now).
+func relative(t time.Time) string {
+	d := time.Until(t).Round(time.Second)
+	if d > 0 {
+		return "in " + d.String()
+	}
+	return (-d).String() + " ago"
+}
+
 func firstLine(s string, limit int) string {
 	line, _, _ := strings.Cut(s, "\n")
 	if len(line) > limit {

@@ -16,7 +16,8 @@ import (
 
 var bg = context.Background()
 
-func ids(tasks []driver.ClaimedTask) []leasetype.TaskID {
+// IDs are the claimed tasks' ids.
+func IDs(tasks []driver.ClaimedTask) []leasetype.TaskID {
 	out := make([]leasetype.TaskID, len(tasks))
 	for i, c := range tasks {
 		out[i] = c.ID
@@ -33,7 +34,7 @@ func testClaimOrderAndAvailability(t *testing.T, b *Bundle) {
 	mid := b.InsertOne(t, driver.NewTask{Type: "a", Priority: 1})
 
 	got := b.Claim(t, "w1", 10, "a")
-	if diff := cmp.Diff([]leasetype.TaskID{high, low, mid}, ids(got)); diff != "" {
+	if diff := cmp.Diff([]leasetype.TaskID{high, low, mid}, IDs(got)); diff != "" {
 		t.Errorf("claimed (-want +got):\n%s", diff)
 	}
 	for _, c := range got {
@@ -52,7 +53,7 @@ func testClaimOrderAndAvailability(t *testing.T, b *Bundle) {
 		}
 	}
 	if got := b.Claim(t, "w1", 10, "other"); len(got) != 1 || got[0].ID != other {
-		t.Errorf("claim of other = %v", ids(got))
+		t.Errorf("claim of other = %v", IDs(got))
 	}
 }
 

@@ -126,9 +126,9 @@ func testRetentionAndPurge(t *testing.T, b *Bundle) {
 	cfg.Retention, cfg.RetentionInterval = 200*time.Millisecond, 300*time.Millisecond
 	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"done": func(context.Context, *runtime.Task) error { return nil }})
 	deadline := time.Now().Add(20 * time.Second)
-	for b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks") > 1 {
+	for b.Total(t) > 1 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d tasks left after retention", b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks"))
+			t.Fatalf("%d tasks left after retention", b.Total(t))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -145,7 +145,7 @@ func testRetentionAndPurge(t *testing.T, b *Bundle) {
 	time.Sleep(10 * time.Millisecond) // finished strictly before the purge's cutoff
 	n, err := b.Client.Purge(bg, 0, 10)
 	dbtest.Must(t, "purge", err)
-	if n != 1 || b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks") != 0 {
+	if n != 1 || b.Total(t) != 0 {
 		t.Errorf("purge deleted %d", n)
 	}
 }

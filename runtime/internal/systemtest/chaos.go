@@ -164,7 +164,7 @@ func testKill9WorkerProcesses(t *testing.T, b *Bundle) {
 	inFlightAtKill := 0
 	for kills := 0; ; {
 		time.Sleep(time.Duration(300+rand.IntN(400)) * time.Millisecond)
-		left := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'")
+		left := b.Unfinished(t)
 		if left == 0 {
 			break
 		}
@@ -176,7 +176,7 @@ func testKill9WorkerProcesses(t *testing.T, b *Bundle) {
 		}
 		slot := rand.IntN(processes)
 		victim := procs[slot]
-		inFlightAtKill += b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'RUNNING' AND lease_owner = ?", victim.id)
+		inFlightAtKill += b.RunningOf(t, victim.id)
 		dbtest.Must(t, "kill -9", victim.cmd.Process.Signal(syscall.SIGKILL))
 		_ = victim.cmd.Wait()
 		killedAt[victim.id] = time.Now()
@@ -192,7 +192,7 @@ func testKill9WorkerProcesses(t *testing.T, b *Bundle) {
 	rows := readChaosLedgers(t, dir, killedAt)
 	reran := CheckLedger(t, rows)
 	dups := CheckEffects(t, b.DB, tasks)
-	lost := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'")
+	lost := b.Unfinished(t)
 	if len(killedAt) < 3 {
 		t.Errorf("only %d kills happened; the run proves little", len(killedAt))
 	}
@@ -353,7 +353,7 @@ func testPeriodicKill9AndRestart(t *testing.T, h *drivertest.Harness) {
 	}
 	stopAt := time.Now()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE task_type = 'tick' AND status <> 'SUCCESS'") == 0 {
+		if len(slices.DeleteFunc(b.Tasks(t, runtime.Filter{Type: "tick"}), func(i runtime.TaskInfo) bool { return i.Status == runtime.StatusSuccess })) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -130,17 +130,10 @@ func testEnqueueManyConcurrentIDs(t *testing.T, b *Bundle) {
 	if len(want) != goroutines*batches*rows {
 		t.Fatalf("%d distinct ids for %d rows", len(want), goroutines*batches*rows)
 	}
-	rowsRead, err := b.DB.Query("SELECT id, payload FROM leasegen_tasks WHERE task_type = 'race-batch'")
-	dbtest.Must(t, "read the batches", err)
-	defer rowsRead.Close()
 	got := map[runtime.TaskID]string{}
-	for rowsRead.Next() {
-		var id runtime.TaskID
-		var payload []byte
-		dbtest.Must(t, "scan", rowsRead.Scan(&id, &payload))
-		got[id] = string(payload)
+	for _, info := range b.Tasks(t, runtime.Filter{Type: "race-batch"}) {
+		got[info.ID] = string(info.Payload)
 	}
-	dbtest.Must(t, "read the batches", rowsRead.Err())
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("returned ids against stored rows (-returned +stored):\n%s", diff)
 	}
@@ -173,7 +166,7 @@ func testEnqueueIdempotencyKey(t *testing.T, b *Bundle) {
 			t.Fatalf("concurrent enqueues returned ids %v", got)
 		}
 	}
-	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE idempotency_key = 'race'"); n != 1 {
+	if n := len(b.Tasks(t, runtime.Filter{Key: "race"})); n != 1 {
 		t.Errorf("%d rows for one key", n)
 	}
 }
@@ -226,7 +219,7 @@ func testEnqueueRejectsOversizedInput(t *testing.T, b *Bundle) {
 			t.Errorf("%s: err = %v, want %v containing %q", c.name, err, c.is, c.message)
 		}
 	}
-	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks"); n != 0 {
+	if n := b.Total(t); n != 0 {
 		t.Errorf("%d rows stored by rejected enqueues", n)
 	}
 	if _, err := runtime.NewClient(b.Engine, runtime.ClientConfig{MaxPayloadBytes: 9 << 20}); !errors.Is(err, runtime.ErrInvalidConfig) {
@@ -287,6 +280,9 @@ func testEnqueueRejectsBadInput(t *testing.T, b *Bundle) {
 		"max attempts 1<<40":   {"a", []runtime.EnqueueOption{runtime.WithMaxAttempts(big)}, "max attempts must be in"},
 		"owner not UTF-8":      {"a", []runtime.EnqueueOption{runtime.WithOwner("t\xff")}, "owner id"},
 		"key not UTF-8":        {"a", []runtime.EnqueueOption{runtime.WithIdempotencyKey("k\xc3")}, "idempotency key"},
+		"owner with NUL":       {"a", []runtime.EnqueueOption{runtime.WithOwner("t\x00")}, "NUL byte"},
+		"key with NUL":         {"a", []runtime.EnqueueOption{runtime.WithIdempotencyKey("k\x00")}, "NUL byte"},
+		"metadata with NUL":    {"a", []runtime.EnqueueOption{runtime.WithMetadata(map[string]string{"k": "v\x00"})}, "without NUL bytes"},
 		"type not ASCII":       {"tâche", nil, "printable ASCII"},
 		"type with a space":    {"a b", nil, "printable ASCII"},
 		"run-at in year 10000": {"a", []runtime.EnqueueOption{runtime.WithRunAt(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))}, "run-at"},
@@ -302,7 +298,7 @@ func testEnqueueRejectsBadInput(t *testing.T, b *Bundle) {
 			t.Errorf("%s: err = %v, want ErrInvalidTask saying %q", name, err, c.want)
 		}
 	}
-	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks"); n != 0 {
+	if n := b.Total(t); n != 0 {
 		t.Errorf("%d rows stored by refused requests", n)
 	}
 

@@ -111,7 +111,7 @@ func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
 
 	// The database's own view of RUNNING rows, sampled under contention.
 	sampled := sampleRunning(t, b.DB.DB, func() bool {
-		return b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'") == 0
+		return b.Unfinished(t) == 0
 	}, 2*time.Minute)
 
 	reran := CheckLedger(t, book.Intervals())
@@ -230,7 +230,7 @@ func testPipelineRunsAheadWithinSlots(t *testing.T, b *Bundle) {
 		}})
 	}
 	sampled := sampleRunning(t, b.DB.DB, func() bool {
-		return b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'") == 0
+		return b.Unfinished(t) == 0
 	}, 2*time.Minute)
 
 	reran := CheckLedger(t, book.Intervals())

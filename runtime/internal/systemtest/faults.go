@@ -72,8 +72,7 @@ func (r *FaultRun) WaitFinished(t *testing.T, want int, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		var n int
-		err := r.B.DB.DB.QueryRow("SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'SUCCESS'").Scan(&n)
+		n, err := r.succeeded()
 		if err == nil && n >= want {
 			return
 		}
@@ -84,16 +83,29 @@ func (r *FaultRun) WaitFinished(t *testing.T, want int, timeout time.Duration) {
 	}
 }
 
+// succeeded counts the succeeded tasks through the client; during an
+// outage it fails.
+func (r *FaultRun) succeeded() (int, error) {
+	st, err := r.B.Client.Stats(bg)
+	n := 0
+	for _, c := range st.Counts {
+		if c.Status == runtime.StatusSuccess {
+			n += c.Tasks
+		}
+	}
+	return n, err
+}
+
 // Running counts RUNNING tasks (the tasks in flight when a fault hits).
 func (r *FaultRun) Running(t *testing.T) int {
-	return r.B.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'RUNNING'")
+	return r.B.StatusCounts(t)[runtime.StatusRunning]
 }
 
 // Verify checks the end state: nothing lost, no duplicate effect, no
 // overlapping executions. It returns the tasks that ran more than once.
 func (r *FaultRun) Verify(t *testing.T) int {
 	t.Helper()
-	if lost := r.B.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status <> 'SUCCESS'"); lost != 0 {
+	if lost := r.B.Unfinished(t); lost != 0 {
 		t.Errorf("%d tasks did not succeed", lost)
 	}
 	CheckEffects(t, r.B.DB, r.Tasks)
@@ -143,7 +155,7 @@ func testFaultDatabaseRestart(t *testing.T, h *drivertest.Harness) {
 	up := time.Now()
 	r.WaitFinished(t, 600, 2*time.Minute)
 	recovered := time.Since(up)
-	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks"); n != 600 {
+	if n := b.Total(t); n != 600 {
 		t.Errorf("%d task rows, want 600: the failed enqueue wrote something", n)
 	}
 	reran := r.Verify(t)
@@ -205,7 +217,7 @@ func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
 	t.Cleanup(func() { _ = cut.Stop(bg) })
 
 	r.WaitFinished(t, 150, time.Minute)
-	inFlight := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE status = 'RUNNING' AND lease_owner = 'cut'")
+	inFlight := b.RunningOf(t, "cut")
 	proxy.Pause()
 	time.Sleep(2500 * time.Millisecond)
 	cutAt := cut.Stats().Claimed
@@ -247,14 +259,14 @@ func testEnqueueOutcomeUnknown(t *testing.T, b *Bundle) {
 		t.Fatalf("enqueue without a reply: err = %v, want ErrOutcomeUnknown (and not ErrUnavailable)", err)
 	}
 	proxy.Resume()
-	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE task_type = 'report'"); n != 1 {
-		t.Fatalf("%d report tasks after the unanswered enqueue, want 1: the test needs the server to have run it", n)
+	reports := b.Tasks(t, runtime.Filter{Type: "report"})
+	if len(reports) != 1 {
+		t.Fatalf("%d report tasks after the unanswered enqueue, want 1: the test needs the server to have run it", len(reports))
 	}
 	id, err := client.Enqueue(bg, "report", []byte(`{}`), runtime.WithIdempotencyKey("r-1"))
 	dbtest.Must(t, "retry with the key", err)
-	stored := runtime.TaskID(b.DB.Int(t, "SELECT id FROM leasegen_tasks WHERE task_type = 'report'"))
-	if n := b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE task_type = 'report'"); n != 1 || id != stored {
-		t.Errorf("the retry returned %d and left %d report tasks; want the stored task %d and 1", id, n, stored)
+	if after := b.Tasks(t, runtime.Filter{Type: "report"}); len(after) != 1 || id != reports[0].ID {
+		t.Errorf("the retry returned %d and left %d report tasks; want the stored task %d and 1", id, len(after), reports[0].ID)
 	}
 }
 

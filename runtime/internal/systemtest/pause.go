@@ -10,6 +10,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 )
 
 // A paused type is claimed by no claim, limited or not, and by no other
@@ -44,7 +45,7 @@ func testPauseSkipsClaims(t *testing.T, b *Bundle) {
 	if p, err := b.Driver.Probe(bg, []string{"a", "b"}, nil); err != nil || !p.Claimable {
 		t.Errorf("Probe(a, b) = %+v, %v; want claimable for b", p, err)
 	}
-	if got := ids(b.Claim(t, "w1", 10, "a", "b")); !slices.Equal(got, []runtime.TaskID{b1}) {
+	if got := drivertest.IDs(b.Claim(t, "w1", 10, "a", "b")); !slices.Equal(got, []runtime.TaskID{b1}) {
 		t.Errorf("claim of a and b while a is paused took %v, want only %d", got, b1)
 	}
 	dbtest.Must(t, "ensure limits", b.Driver.EnsureLimits(bg, []string{driver.GlobalScope, "a"}))
@@ -52,12 +53,12 @@ func testPauseSkipsClaims(t *testing.T, b *Bundle) {
 		TypeLimits: map[string]int{"a": 5}, GlobalLimit: 20})
 	dbtest.Must(t, "limited claim", err)
 	if len(limited) != 0 {
-		t.Errorf("a limited claim took %v of a paused type", ids(limited))
+		t.Errorf("a limited claim took %v of a paused type", drivertest.IDs(limited))
 	}
 	other := b.H.New(b.DB.Open(t))
 	runtime.NewEngine(other) // attaches the driver, as an engine of another process would
 	if got, err := other.Claim(bg, driver.ClaimRequest{Owner: "w2", Lease: time.Second, Types: []string{"a"}, Max: 10}); err != nil || len(got) != 0 {
-		t.Errorf("another engine on the database claimed %v (%v) of a paused type", ids(got), err)
+		t.Errorf("another engine on the database claimed %v (%v) of a paused type", drivertest.IDs(got), err)
 	}
 	ok, err := b.Driver.Complete(bg, b.DB.DB, "w0", driver.LeaseRef{ID: running[0].ID, Attempt: running[0].Attempt}, "")
 	if err != nil || !ok {
@@ -66,7 +67,7 @@ func testPauseSkipsClaims(t *testing.T, b *Bundle) {
 
 	dbtest.Must(t, "resume a", b.Client.Resume(bg, "a"))
 	dbtest.Must(t, "resume a again", b.Client.Resume(bg, "a"))
-	if got := ids(b.Claim(t, "w1", 10, "a")); !slices.Equal(got, []runtime.TaskID{a1, a2}) {
+	if got := drivertest.IDs(b.Claim(t, "w1", 10, "a")); !slices.Equal(got, []runtime.TaskID{a1, a2}) {
 		t.Errorf("claim after Resume took %v, want %d and %d", got, a1, a2)
 	}
 	if st, _ := b.Client.Stats(bg); len(st.Paused) != 1 {

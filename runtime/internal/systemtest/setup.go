@@ -10,7 +10,6 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
-	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 )
 
@@ -114,11 +113,53 @@ func (b *Bundle) WaitStatus(t testing.TB, id runtime.TaskID, want runtime.Status
 
 var bg = context.Background()
 
-// ids are the claimed tasks' ids.
-func ids(tasks []driver.ClaimedTask) []runtime.TaskID {
-	out := make([]runtime.TaskID, len(tasks))
-	for i, c := range tasks {
-		out[i] = c.ID
+// StatusCounts counts the stored tasks by status, through the client.
+func (b *Bundle) StatusCounts(t testing.TB) map[runtime.Status]int {
+	t.Helper()
+	st, err := b.Client.Stats(bg)
+	dbtest.Must(t, "stats", err)
+	counts := map[runtime.Status]int{}
+	for _, c := range st.Counts {
+		counts[c.Status] += c.Tasks
 	}
-	return out
+	return counts
+}
+
+// Total counts the stored tasks, and Unfinished those not SUCCESS.
+func (b *Bundle) Total(t testing.TB) int {
+	t.Helper()
+	n := 0
+	for _, c := range b.StatusCounts(t) {
+		n += c
+	}
+	return n
+}
+
+// Unfinished counts the stored tasks that have not succeeded.
+func (b *Bundle) Unfinished(t testing.TB) int {
+	t.Helper()
+	return b.Total(t) - b.StatusCounts(t)[runtime.StatusSuccess]
+}
+
+// RunningOf counts the tasks that owner runs, through the client's stats.
+func (b *Bundle) RunningOf(t testing.TB, owner string) int {
+	t.Helper()
+	st, err := b.Client.Stats(bg)
+	dbtest.Must(t, "stats", err)
+	return st.RunningByWorker[owner]
+}
+
+// Tasks lists every task f selects, newest first, a page at a time.
+func (b *Bundle) Tasks(t testing.TB, f runtime.Filter) []runtime.TaskInfo {
+	t.Helper()
+	var all []runtime.TaskInfo
+	for f.Limit = 1000; ; {
+		page, err := b.Client.List(bg, f)
+		dbtest.Must(t, "list", err)
+		all = append(all, page...)
+		if len(page) < f.Limit {
+			return all
+		}
+		f.BeforeID = page[len(page)-1].ID
+	}
 }

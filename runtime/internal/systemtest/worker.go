@@ -13,6 +13,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 )
 
 func FastBackoff(int) time.Duration { return 10 * time.Millisecond }
@@ -371,7 +372,7 @@ func testWorkerClockSkewDoesNotMatter(t *testing.T, b *Bundle) {
 	claimed, err := b.Driver.Claim(bg, driver.ClaimRequest{Owner: "dead", Lease: cfg.LeaseTimeout, Types: []string{"long"}, Max: 1})
 	dbtest.Must(t, "claim", err)
 	if len(claimed) != 1 || claimed[0].ID != abandoned {
-		t.Fatalf("the dead worker claimed %v, want the abandoned task %d", ids(claimed), abandoned)
+		t.Fatalf("the dead worker claimed %v, want the abandoned task %d", drivertest.IDs(claimed), abandoned)
 	}
 	held, err := b.Client.Get(bg, abandoned)
 	dbtest.Must(t, "get the abandoned task", err)
