@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/leasegen/leasegen/runtime"
@@ -39,7 +38,7 @@ func (s *server) action(fn actionFunc) http.HandlerFunc {
 		if redirect == "" {
 			return // fn rendered a page
 		}
-		http.Redirect(w, r, s.opts.Prefix+redirect+"?flash="+url.QueryEscape(flash), http.StatusSeeOther)
+		http.Redirect(w, r, s.opts.Prefix+redirect+s.flash.query(flash), http.StatusSeeOther)
 	}
 }
 

@@ -53,7 +53,7 @@ func (s *server) page(fn handlerFunc) http.HandlerFunc {
 			s.fail(w, err)
 			return
 		}
-		s.render(w, r, name, view{Base: s.opts.Prefix, Title: title, Access: a, CSRF: csrfToken(w, r, r.TLS != nil), Flash: r.URL.Query().Get("flash"), Data: data})
+		s.render(w, r, name, view{Base: s.opts.Prefix, Title: title, Access: a, CSRF: csrfToken(w, r, r.TLS != nil), Flash: s.flash.read(r), Data: data})
 	}
 }
 

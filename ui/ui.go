@@ -65,7 +65,7 @@ func New(client *runtime.Client, opts Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{client: client, opts: opts, tmpl: tmpl}
+	s := &server{client: client, opts: opts, tmpl: tmpl, flash: newFlasher()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.page(s.overview))
 	mux.HandleFunc("GET /tasks", s.page(s.tasks))
@@ -90,6 +90,7 @@ type server struct {
 	client *runtime.Client
 	opts   Options
 	tmpl   *template.Template
+	flash  *flasher
 }
 
 // secure sets the headers every response carries: a content security

@@ -213,6 +213,13 @@ func TestActions(t *testing.T) {
 			t.Errorf("the retry was not logged with its user:\n%s", logs.String())
 		}
 
+		for _, forged := range []string{"/?flash=" + url.QueryEscape("Session expired: log in at evil.example"),
+			"/?flash=x&flash_sig=" + strings.Repeat("0", 64)} {
+			if _, page, _ := f.get(t, forged); strings.Contains(page, `class="flash"`) {
+				t.Errorf("GET %s shows a status line the UI did not issue", forged)
+			}
+		}
+
 		code, body = f.post(t, "/bulk", url.Values{"csrf": {token}, "action": {"cancel"}, "id": {id(f.queued)}})
 		if code != http.StatusOK || !strings.Contains(body, `id="confirm"`) {
 			t.Fatalf("bulk cancel without confirm: %d, want the confirmation page\n%s", code, body)
