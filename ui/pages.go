@@ -173,6 +173,9 @@ func (s *server) tasks(r *http.Request) (string, string, any, error) {
 	if err != nil {
 		return "", "", nil, err
 	}
+	for i := range list {
+		list[i].LastError = s.redactError(list[i], list[i].LastError)
+	}
 	data["Tasks"] = list
 	if len(list) == pageSize {
 		next := url.Values{}
@@ -197,6 +200,10 @@ func (s *server) task(r *http.Request) (string, string, any, error) {
 	payload := t.Payload
 	if s.opts.Redact != nil {
 		payload = s.opts.Redact(t)
+	}
+	t.LastError = s.redactError(t, t.LastError)
+	for i := range t.Attempts {
+		t.Attempts[i].Error = s.redactError(t, t.Attempts[i].Error)
 	}
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, payload, "", "  ") != nil {
@@ -327,4 +334,21 @@ var funcs = template.FuncMap{
 		}
 		return line
 	},
+}
+
+// redactedError stands for an error text that Redact hides.
+const redactedError = "(hidden: Options.Redact is set; Options.RedactError says what to show)"
+
+// redactError is the error text to show for t: RedactError's, else
+// hidden when Redact is set, else as stored.
+func (s *server) redactError(t runtime.TaskInfo, text string) string {
+	switch {
+	case text == "":
+		return ""
+	case s.opts.RedactError != nil:
+		return s.opts.RedactError(t, text)
+	case s.opts.Redact != nil:
+		return redactedError
+	}
+	return text
 }

@@ -45,6 +45,11 @@ type Options struct {
 	// Redact returns the payload to show for a task; nil shows it as
 	// stored.
 	Redact func(t runtime.TaskInfo) []byte
+	// RedactError returns the error text to show for a task (its last
+	// error, and each attempt's), which often quotes the payload. Nil
+	// shows errors as stored unless Redact is set: then they are hidden
+	// too, until RedactError says what to show.
+	RedactError func(t runtime.TaskInfo, text string) string
 	// Logger receives one line per action. Default slog.Default().
 	Logger *slog.Logger
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -303,5 +304,33 @@ func TestCountsAreBounded(t *testing.T) {
 		if !strings.Contains(body, `id="capped"`) || !strings.Contains(body, want) {
 			t.Errorf("GET %s: no lower bound %s with its note in\n%s", path, want, body)
 		}
+	}
+}
+
+// With Redact set, error texts (which often quote the payload) are hidden
+// too, on the task and tasks pages, until RedactError says what to show.
+func TestRedactCoversErrors(t *testing.T) {
+	t.Parallel()
+	hidePayload := func(runtime.TaskInfo) []byte { return []byte(`{"redacted":true}`) }
+	for _, c := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"Redact alone", Options{Redact: hidePayload}, "Options.Redact is set"},
+		{"RedactError", Options{Redact: hidePayload, RedactError: func(_ runtime.TaskInfo, text string) string {
+			return fmt.Sprintf("[%d bytes]", len(text))
+		}}, " bytes]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, "sqlite", c.opts)
+			for _, path := range []string{"/tasks/" + id(f.failed), "/tasks?status=FAILED"} {
+				_, page, _ := f.get(t, path)
+				if strings.Contains(page, "alert") || !strings.Contains(page, c.want) {
+					t.Errorf("%s shows the error as stored, or not %q", path, c.want)
+				}
+			}
+		})
 	}
 }
