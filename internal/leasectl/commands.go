@@ -296,6 +296,14 @@ func resume(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	st, err := e.client.BoundedStats(ctx, 1) // reads the paused types, and at most a few tasks
+	if err != nil {
+		return err
+	}
+	if _, paused := st.Paused[pos[0]]; !paused {
+		fmt.Fprintf(e.stdout, "%s was not paused: nothing changed\n", pos[0])
+		return nil
+	}
 	if err := e.client.Resume(ctx, pos[0]); err != nil {
 		return err
 	}

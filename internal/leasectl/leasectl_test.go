@@ -146,6 +146,8 @@ func TestCommands(t *testing.T) {
 			for _, typ := range []string{"ok", "okk"} {
 				code, out, _ = tg.ctl(t, "resume", typ)
 				expect(t, "resume", code, 0, out, "resumed "+typ)
+				code, out, _ = tg.ctl(t, "resume", typ)
+				expect(t, "resume again", code, 0, out, typ+" was not paused: nothing changed")
 			}
 			waitFor(t, client, paused, runtime.StatusSuccess)
 			code, _, stderr = tg.ctl(t, "pause", "a b")
