@@ -297,12 +297,8 @@ func (s *server) schedules(r *http.Request) (string, string, any, error) {
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
-	"stamp": func(t time.Time) string {
-		if t.IsZero() {
-			return "-"
-		}
-		return t.UTC().Format("2006-01-02 15:04:05.000")
-	},
+	"stamp": stamp,
+	"zoned": zoned,
 	"ago": func(now, t time.Time) string {
 		switch {
 		case t.IsZero():
@@ -351,4 +347,27 @@ func (s *server) redactError(t runtime.TaskInfo, text string) string {
 		return redactedError
 	}
 	return text
+}
+
+// stamp shows an instant in UTC, saying so.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000") + " UTC"
+}
+
+// zoned is stamp for an instant of schedule spec, followed, for a cron
+// schedule in another zone, by its local time there: the time the
+// schedule was written in.
+func zoned(t time.Time, spec string) string {
+	fields := strings.Fields(spec)
+	if t.IsZero() || len(fields) < 2 || fields[0] != "cron" {
+		return stamp(t)
+	}
+	loc, err := time.LoadLocation(fields[len(fields)-1])
+	if err != nil || loc == time.UTC {
+		return stamp(t)
+	}
+	return stamp(t) + " (" + t.In(loc).Format("2006-01-02 15:04 MST") + ", " + loc.String() + ")"
 }

@@ -69,7 +69,7 @@ func newFixture(t *testing.T, kind string, opts Options) *fixture {
 			return runtime.Permanent(errors.New(evil))
 		}
 		return nil
-	}, runtime.WithSchedule(runtime.Periodic{Name: "hourly-report", Cron: "@hourly"})))
+	}, runtime.WithSchedule(runtime.Periodic{Name: "hourly-report", Cron: "@hourly", Zone: "Europe/Berlin"})))
 	dbtest.Must(t, "start", w.Start(bg))
 	t.Cleanup(func() { _ = w.Stop(bg) })
 	for _, id := range []runtime.TaskID{ok, f.failed} {
@@ -149,10 +149,10 @@ func TestPages(t *testing.T) {
 			"/ops/tasks/tasks":                 {`data-status="FAILED"`, `data-status="SUCCESS"`, `data-status="QUEUED"`, "k-1", "alice"},
 			"/ops/tasks/tasks?status=failed":   {`data-status="FAILED"`},
 			"/ops/tasks/tasks?key=k-1":         {"alice"},
-			"/ops/tasks/tasks/" + id(f.failed): {`id="task-status">FAILED`, "&lt;script&gt;", `id="retry"`, "outcome-failed", "leasectl"},
+			"/ops/tasks/tasks/" + id(f.failed): {`id="task-status">FAILED`, "&lt;script&gt;", `id="retry"`, "outcome-failed", "leasectl", " UTC / "},
 			"/ops/tasks/workers":               {"data-worker=", "report"},
 			"/ops/tasks/types":                 {`data-type="report"`, "pause"},
-			"/ops/tasks/schedules":             {`data-schedule="hourly-report"`, "cron @hourly UTC", "active (1 workers)", ">pause<", ">trigger<"},
+			"/ops/tasks/schedules":             {`data-schedule="hourly-report"`, "cron @hourly Europe/Berlin", " UTC (", ", Europe/Berlin)", "active (1 workers)", ">pause<", ">trigger<"},
 			"/ops/tasks/tasks?status=nonsense": {"unknown status"},
 			"/ops/tasks/assets/app.css":        {"font:"},
 		}
