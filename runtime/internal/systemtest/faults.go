@@ -83,17 +83,10 @@ func (r *FaultRun) WaitFinished(t *testing.T, want int, timeout time.Duration) {
 	}
 }
 
-// succeeded counts the succeeded tasks through the client; during an
-// outage it fails.
+// succeeded counts the succeeded tasks; during an outage it fails.
 func (r *FaultRun) succeeded() (int, error) {
-	st, err := r.B.Client.Stats(bg)
-	n := 0
-	for _, c := range st.Counts {
-		if c.Status == runtime.StatusSuccess {
-			n += c.Tasks
-		}
-	}
-	return n, err
+	counts, err := statusCounts(r.B.Driver)
+	return counts[runtime.StatusSuccess], err
 }
 
 // Running counts RUNNING tasks (the tasks in flight when a fault hits).
