@@ -90,6 +90,11 @@ func TestReadyTasksGoBackWhenTheSlotStaysBusy(t *testing.T) {
 			t.Errorf("task %d used %d attempts, want 1: handing back a ready task uses none", id, info.AttemptsUsed)
 		}
 	}
+	// A task reads SUCCESS a moment before its worker counts it: Stop
+	// returns once every execution ended, and with it every count.
+	if err := w.Stop(bg); err != nil {
+		t.Fatal(err)
+	}
 	if s := w.Stats(); s.Released < 5 || s.Completed != 6 {
 		t.Errorf("Stats: %d released, %d completed; want at least 5 and 6", s.Released, s.Completed)
 	}
