@@ -110,9 +110,7 @@ func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
 	}
 
 	// The database's own view of RUNNING rows, sampled under contention.
-	sampled := sampleRunning(t, b.DB.DB, func() bool {
-		return b.Unfinished(t) == 0
-	}, 2*time.Minute)
+	sampled := sampleRunning(t, b.DB.DB, func() int { return b.Unfinished(t) }, time.Minute)
 
 	reran := CheckLedger(t, book.Intervals())
 	total, byType := maxRunning(book.Intervals())
@@ -152,19 +150,28 @@ type runningRow struct {
 }
 
 // sampleRunning reads the RUNNING and CANCEL_REQUESTED rows in a tight loop
-// until done reports true, and returns the maxima it saw, by type and in
-// total, with the rows of the fullest sample.
-func sampleRunning(t *testing.T, db *sql.DB, done func() bool, timeout time.Duration) runningSample {
+// until no task is unfinished, and returns the maxima it saw, by type and
+// in total, with the rows of the fullest sample. It fails when no task
+// finished for stall.
+func sampleRunning(t *testing.T, db *sql.DB, unfinished func() int, stall time.Duration) runningSample {
 	t.Helper()
 	s := runningSample{byType: map[string]int{}}
-	deadline := time.Now().Add(timeout)
+	left, progressed := -1, time.Now()
 	var rows []runningRow
 	for i := 0; ; i++ {
-		if i%50 == 0 && done() {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tasks not finished after %s", timeout)
+		if i%50 == 0 {
+			// The workers' progress decides, not the machine's speed: the
+			// run fails only when no task finished for stall.
+			n := unfinished()
+			if n == 0 {
+				return s
+			}
+			if left < 0 || n < left {
+				left, progressed = n, time.Now()
+			}
+			if time.Since(progressed) > stall {
+				t.Fatalf("no task finished for %s, %d left", stall, n)
+			}
 		}
 		rows = readRunning(t, db, rows[:0])
 		byType := map[string]int{}
@@ -229,9 +236,7 @@ func testPipelineRunsAheadWithinSlots(t *testing.T, b *Bundle) {
 			return mine.EndIfFailed(j, book.EndIfFailed(n, err))
 		}})
 	}
-	sampled := sampleRunning(t, b.DB.DB, func() bool {
-		return b.Unfinished(t) == 0
-	}, 2*time.Minute)
+	sampled := sampleRunning(t, b.DB.DB, func() int { return b.Unfinished(t) }, time.Minute)
 
 	reran := CheckLedger(t, book.Intervals())
 	CheckEffects(t, b.DB, tasks)
