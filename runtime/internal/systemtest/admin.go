@@ -78,8 +78,10 @@ func testAdminListRetryStats(t *testing.T, b *Bundle) {
 		t.Errorf("retried task still failed on its first attempt: %+v", info)
 	}
 	b.WaitStatus(t, broken, runtime.StatusFailed, 5*time.Second) // ran again with its attempt back
-	if info, _ := b.Client.Get(bg, broken); info.Attempt != 2 || info.AttemptsUsed != 1 || info.LeaseOwner == "" {
-		t.Errorf("retried task: attempt %d, attempts used %d, lease owner %q; want 2, 1 of 1 and the worker that ran it",
+	// A claim whose reply came late hands its tasks back without using an
+	// attempt: the fencing token may pass 2, the attempts used stay 1.
+	if info, _ := b.Client.Get(bg, broken); info.Attempt < 2 || info.AttemptsUsed != 1 || info.LeaseOwner == "" {
+		t.Errorf("retried task: attempt %d, attempts used %d, lease owner %q; want 2 or more, 1 of 1 and the worker that ran it",
 			info.Attempt, info.AttemptsUsed, info.LeaseOwner)
 	}
 }
