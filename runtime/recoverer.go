@@ -26,6 +26,10 @@ type recoverer struct {
 	pause             time.Duration
 	recovered         *atomic.Int64 // the worker's count
 	keep              int           // Config.AttemptHistory
+	// historyWait bounds the write of the recovered attempts' history:
+	// the lease, at least a recovery interval. The tasks are queued again
+	// before it starts, so a slow write delays no recovery of theirs.
+	historyWait time.Duration
 	// found wakes the worker's poller: recovered tasks are claimable.
 	found func()
 	// renewRow renews the worker's row after each pass.
@@ -37,7 +41,7 @@ func newRecoverer(w *Worker) *recoverer {
 		driver: w.engine.driver, tables: w.engine.tables, observer: w.engine.observer, logger: w.cfg.Logger, workerID: w.cfg.WorkerID,
 		interval: w.cfg.RecoveryInterval, batch: w.cfg.RecoveryBatchSize, maxBatches: w.cfg.RecoveryMaxBatches,
 		pause: w.cfg.RecoveryPause, recovered: &w.stats.recovered, found: w.signal, renewRow: w.renewRegistration,
-		keep: w.cfg.AttemptHistory,
+		keep: w.cfg.AttemptHistory, historyWait: max(w.cfg.LeaseTimeout, w.cfg.RecoveryInterval),
 	}
 }
 
@@ -115,7 +119,7 @@ func (r *recoverer) remember(ctx context.Context, recovered []driver.RecoveredTa
 	if len(recs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.interval)
+	ctx, cancel := context.WithTimeout(ctx, r.historyWait)
 	defer cancel()
 	if err := bookkeeping.RecordAttempts(ctx, r.tables, recs, r.keep); err != nil {
 		r.logger.Warn("leasegen: recording recovered attempts in their tasks' histories failed", "worker", r.workerID, "err", err)

@@ -80,7 +80,7 @@ func TestRecovererPass(t *testing.T) {
 	e := newSQLiteEngine(t)
 	var recovered atomic.Int64
 	woken := 0
-	r := &recoverer{driver: e.driver, tables: e.tables, observer: BaseObserver{}, logger: quietLogger(), workerID: "r",
+	r := &recoverer{driver: e.driver, tables: e.tables, observer: BaseObserver{}, logger: quietLogger(), workerID: "r", historyWait: time.Second,
 		interval: time.Second, batch: 2, maxBatches: 2, pause: time.Millisecond, recovered: &recovered,
 		found: func() { woken++ }, renewRow: func(context.Context) {}}
 	if n := r.pass(bg, nil); n != 0 || woken != 0 {
