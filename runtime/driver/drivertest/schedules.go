@@ -55,6 +55,13 @@ func everySecondThenPause(now time.Time, due []bookkeeping.DueSchedule) []bookke
 func scheduleNamed(t *testing.T, b *Bundle, name string) leasetype.ScheduleInfo {
 	t.Helper()
 	list, err := b.Driver.Tables().ScheduleList(bg)
+	return ScheduleNamed(t, list, err, name)
+}
+
+// ScheduleNamed returns schedule name of list (a listing and its error),
+// failing t when the listing failed or holds no such schedule.
+func ScheduleNamed(t testing.TB, list []leasetype.ScheduleInfo, err error, name string) leasetype.ScheduleInfo {
+	t.Helper()
 	dbtest.Must(t, "list schedules", err)
 	for _, s := range list {
 		if s.Name == name {

@@ -125,12 +125,5 @@ func testScheduleRedefinePauseDelete(t *testing.T, b *Bundle) {
 func scheduleNamed(t *testing.T, c *runtime.Client, name string) runtime.ScheduleInfo {
 	t.Helper()
 	list, err := c.Schedules(bg)
-	dbtest.Must(t, "list schedules", err)
-	for _, s := range list {
-		if s.Name == name {
-			return s
-		}
-	}
-	t.Fatalf("schedule %q not stored; have %v", name, list)
-	return runtime.ScheduleInfo{}
+	return drivertest.ScheduleNamed(t, list, err, name)
 }
