@@ -114,12 +114,7 @@ func TestLateClaimStartsNoHandler(t *testing.T) {
 	}
 
 	startWorker(t, e, cfg, "late", handler)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		info, err = client.Get(bg, late)
-		if err != nil || info.Status == StatusSuccess || time.Now().After(deadline) {
-			break
-		}
-	}
+	info = waitStatus(t, client, late, StatusSuccess)
 	if info.Status != StatusSuccess || calls.Load() != 1 || info.AttemptsUsed != 1 {
 		t.Errorf("then: %s after %d handler calls with %d attempts used, %v; want SUCCESS, 1 and 1", info.Status, calls.Load(), info.AttemptsUsed, err)
 	}

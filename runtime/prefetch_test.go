@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // runningRows counts the tasks the database holds RUNNING.
@@ -26,9 +28,9 @@ func runningRows(t *testing.T, c *Client) int {
 
 // pipelinedWorker starts a one-slot worker whose claim pipeline believes
 // its handlers are quick, with a handler that blocks until release closes.
-func pipelinedWorker(t *testing.T, e *Engine, release <-chan struct{}) *Worker {
+func pipelinedWorker(t *testing.T, e *Engine, release <-chan struct{}, clock Clock) *Worker {
 	t.Helper()
-	w, err := NewWorker(e, Config{MaxConcurrency: 1, PollInterval: 20 * time.Millisecond, Logger: quietLogger()})
+	w, err := NewWorker(e, Config{MaxConcurrency: 1, PollInterval: 20 * time.Millisecond, Logger: quietLogger(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,15 +58,13 @@ func enqueueBlocking(t *testing.T, c *Client, n int) []TaskID {
 	return ids
 }
 
-func waitRunning(t *testing.T, c *Client, want int, within time.Duration) {
+// waitRunning waits until want tasks are RUNNING (claimed ahead or
+// started).
+func waitRunning(t *testing.T, c *Client, want int) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for runningRows(t, c) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d tasks RUNNING after %s, want %d", runningRows(t, c), within, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	bellOf(c).Await(t, testwait.Bound, func() bool { return runningRows(t, c) == want }, func() string {
+		return fmt.Sprintf("%d tasks RUNNING, want %d", runningRows(t, c), want)
+	})
 }
 
 // Tasks claimed ahead of a busy slot go back unstarted, without using an
@@ -75,10 +75,10 @@ func TestReadyTasksGoBackWhenTheSlotStaysBusy(t *testing.T) {
 	c, _ := NewClient(e, ClientConfig{})
 	ids := enqueueBlocking(t, c, 6)
 	release := make(chan struct{})
-	w := pipelinedWorker(t, e, release)
+	w := pipelinedWorker(t, e, release, nil)
 	t.Cleanup(func() { _ = w.Stop(bg) })
-	waitRunning(t, c, 6, 2*time.Second) // one running, five ready
-	waitRunning(t, c, 1, 2*time.Second) // handed back after maxReadyWait
+	waitRunning(t, c, 6) // one running, five ready
+	waitRunning(t, c, 1) // handed back after maxReadyWait
 	time.Sleep(3 * maxReadyWait / 2)
 	if n := runningRows(t, c); n != 1 {
 		t.Errorf("%d tasks RUNNING after the hand-back, want 1: the worker claimed ahead again behind a busy slot", n)
@@ -101,17 +101,18 @@ func TestReadyTasksGoBackWhenTheSlotStaysBusy(t *testing.T) {
 }
 
 // Stop hands the ready tasks back at once, so that other workers can run
-// them while the running one drains.
+// them while the running one drains. The worker's clock stands still: its
+// ready tasks never wait out maxReadyWait, so only Stop can hand them back.
 func TestStopHandsReadyTasksBack(t *testing.T) {
 	e := newSQLiteEngine(t)
 	c, _ := NewClient(e, ClientConfig{})
 	enqueueBlocking(t, c, 5)
 	release := make(chan struct{})
-	w := pipelinedWorker(t, e, release)
-	waitRunning(t, c, 5, 2*time.Second)
+	w := pipelinedWorker(t, e, release, stoppedClock{time.Now()})
+	waitRunning(t, c, 5)
 	stopped := make(chan error, 1)
 	go func() { stopped <- w.Stop(bg) }()
-	waitRunning(t, c, 1, maxReadyWait/2)
+	waitRunning(t, c, 1)
 	close(release)
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
@@ -130,20 +131,15 @@ func TestStopHandsReadyTasksBack(t *testing.T) {
 
 func waitStatus(t *testing.T, c *Client, id TaskID, want Status) TaskInfo {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		info, err := c.Get(bg, id)
-		if err != nil {
+	var info TaskInfo
+	bellOf(c).Await(t, testwait.Bound, func() bool {
+		var err error
+		if info, err = c.Get(bg, id); err != nil {
 			t.Fatal(err)
 		}
-		if info.Status == want {
-			return info
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %d is %s, want %s", id, info.Status, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return info.Status == want
+	}, func() string { return fmt.Sprintf("task %d is %s, want %s", id, info.Status, want) })
+	return info
 }
 
 // A worker claims for its free slots and its ready queue's room, and no
@@ -179,3 +175,8 @@ func TestFreeSlotsBoundTheOutcomesThatWait(t *testing.T) {
 		}
 	}
 }
+
+// stoppedClock always tells the same time.
+type stoppedClock struct{ at time.Time }
+
+func (c stoppedClock) Now() time.Time { return c.at }

@@ -112,7 +112,7 @@ func TestPrunerPass(t *testing.T) {
 	exec(t, e, "UPDATE leasegen_tasks SET due_at = "+sqliteNowMs+" - 3600000 WHERE id <> ?", claimed[0].ID)
 	var pruned atomic.Int64
 	p := &bookkeeping.Pruner{Tables: e.tables, Logger: quietLogger(), WorkerID: "p", Retention: time.Minute,
-		Interval: time.Second, Batch: 2, Pause: time.Millisecond, Pruned: &pruned}
+		Interval: time.Second, Bound: time.Second, Batch: 2, Pause: time.Millisecond, Pruned: &pruned}
 	if n := p.Pass(bg, nil); n != 4 || pruned.Load() != 4 {
 		t.Errorf("a pass in batches of 2 deleted %d (counted %d), want the 4 finished an hour ago", n, pruned.Load())
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // The tests of this package check the runtime's own logic, on SQLite where
@@ -25,7 +26,7 @@ func newSQLiteEngine(t *testing.T) *Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := NewEngine(leasesqlite.New(db))
+	e := NewEngine(leasesqlite.New(db), WithObserver(&ringer{}))
 	if err := e.Migrate(bg); err != nil {
 		t.Fatal(err)
 	}
@@ -54,3 +55,24 @@ func startWorker(t *testing.T, e *Engine, cfg Config, taskType string, fn Handle
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// ringer rings its bell at each execution's start and end and each
+// recovery: the tests' waits look again then (bellOf).
+type ringer struct {
+	BaseObserver
+	testwait.Bell
+}
+
+func (r *ringer) TaskStarted(string, time.Duration)          { r.Ring() }
+func (r *ringer) TaskFinished(string, string, time.Duration) { r.Ring() }
+func (r *ringer) LeaseRecovered(string, time.Duration)       { r.Ring() }
+
+// bellOf returns the bell of c's engine's observer (a fresh one, which
+// never rings, for an engine without a ringer: waits then look every
+// testwait.Recheck).
+func bellOf(c *Client) *testwait.Bell {
+	if r, ok := c.engine.observer.(*ringer); ok {
+		return &r.Bell
+	}
+	return new(testwait.Bell)
+}

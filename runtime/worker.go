@@ -196,7 +196,8 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.cfg.Retention > 0 {
 		w.goService((&bookkeeping.Pruner{
 			Tables: w.engine.tables, Logger: w.cfg.Logger, WorkerID: w.cfg.WorkerID, Retention: w.cfg.Retention,
-			Interval: w.cfg.RetentionInterval, Batch: bookkeeping.PruneBatch, Pause: w.cfg.RecoveryPause, Pruned: &w.stats.pruned,
+			Interval: w.cfg.RetentionInterval, Bound: max(w.cfg.RetentionInterval, w.cfg.LeaseTimeout),
+			Batch: bookkeeping.PruneBatch, Pause: w.cfg.RecoveryPause, Pruned: &w.stats.pruned,
 		}).Run)
 	}
 	if w.oneTask == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -164,18 +165,11 @@ func testScheduleSeesLastTaskActive(t *testing.T, b *Bundle) {
 	fired, err := bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"o"}, plan)
 	dbtest.Must(t, "first fire", err)
 	waitDue := func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for {
+		testwait.Until(t, func() bool { // the database's clock reaches the next tick
 			p, err := b.Driver.Probe(bg, nil, []string{"o"})
 			dbtest.Must(t, "probe", err)
-			if p.SchedulesDue {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("schedule o not due again after 3 s")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return p.SchedulesDue
+		}, func() string { return "schedule o not due again" })
 	}
 	waitDue()
 	_, err = bookkeeping.FireSchedules(bg, b.Driver.Tables(), []string{"o"}, plan)

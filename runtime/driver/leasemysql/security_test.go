@@ -15,6 +15,7 @@ import (
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 	"github.com/leasegen/leasegen/runtime/internal/systemtest"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // leastPrivilegeGrants are the grants a service's database user needs to
@@ -61,19 +62,16 @@ func TestLeastPrivilegeUser(t *testing.T) {
 	}, runtime.WithSchedule(runtime.Periodic{Every: time.Second, Payload: []byte(`"tick"`)}))
 	id, err := b.Client.Enqueue(bg, "pay", []byte("order-1"))
 	dbtest.Must(t, "enqueue", err)
-	b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second)
+	b.WaitStatus(t, id, runtime.StatusSuccess)
 	dbtest.Must(t, "pause as the worker user", b.Client.Pause(bg, "pay"))
 	dbtest.Must(t, "resume as the worker user", b.Client.Resume(bg, "pay"))
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		list, err := b.Client.Schedules(bg)
+	var list []runtime.ScheduleInfo
+	b.Signals.Await(t, testwait.Bound, func() bool {
+		var err error
+		list, err = b.Client.Schedules(bg)
 		dbtest.Must(t, "list schedules as the worker user", err)
-		if len(list) == 1 && list[0].Ticks > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the worker user's schedule fired no tick in 5 s: %+v", list)
-		}
-	}
+		return len(list) == 1 && list[0].Ticks > 0
+	}, func() string { return fmt.Sprintf("the worker user's schedule fired no tick: %+v", list) })
 	dbtest.Must(t, "pause a schedule as the worker user", b.Client.PauseSchedule(bg, "pay"))
 
 	// A pending migration needs schema privileges, and says so.

@@ -2,12 +2,14 @@ package leasepostgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/internal/systemtest"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // An enqueue through another engine, as another process's would be,
@@ -88,13 +90,10 @@ func waitWake(t *testing.T, wake <-chan struct{}, after string) {
 func waitListening(t *testing.T, b *systemtest.Bundle, want int) {
 	t.Helper()
 	const listening = "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
-	deadline := time.Now().Add(5 * time.Second)
-	for n := b.DB.Int(t, listening); n != want; n = b.DB.Int(t, listening) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions LISTEN after 5s, want %d", n, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var n int
+	testwait.Until(t, func() bool { n = b.DB.Int(t, listening); return n == want }, func() string {
+		return fmt.Sprintf("%d sessions LISTEN, want %d", n, want)
+	})
 }
 
 // A process that enqueues and exits at once (a command, a job) wakes the

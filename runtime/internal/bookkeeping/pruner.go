@@ -22,7 +22,8 @@ type Pruner struct {
 	Logger    *slog.Logger
 	WorkerID  string
 	Retention time.Duration
-	Interval  time.Duration // between passes; also bounds each statement
+	Interval  time.Duration // between passes
+	Bound     time.Duration // bounds each statement
 	Batch     int
 	Pause     time.Duration // between the batches of a pass
 	Pruned    *atomic.Int64 // the worker's count
@@ -48,7 +49,7 @@ func (p *Pruner) Run(ctx context.Context, stop <-chan struct{}) {
 // a batch of tasks at a time.
 func (p *Pruner) purgeAttempts(ctx context.Context, stop <-chan struct{}) {
 	for {
-		batchCtx, cancel := context.WithTimeout(ctx, p.Interval)
+		batchCtx, cancel := context.WithTimeout(ctx, p.Bound)
 		n, err := PurgeAttempts(batchCtx, p.Tables, p.Batch)
 		cancel()
 		if err != nil {
@@ -71,7 +72,7 @@ func (p *Pruner) purgeAttempts(ctx context.Context, stop <-chan struct{}) {
 func (p *Pruner) Pass(ctx context.Context, stop <-chan struct{}) int {
 	total := 0
 	for {
-		batchCtx, cancel := context.WithTimeout(ctx, p.Interval)
+		batchCtx, cancel := context.WithTimeout(ctx, p.Bound)
 		n, err := p.Tables.TaskPurge(batchCtx, p.Retention, p.Batch)
 		cancel()
 		if err != nil {

@@ -3,6 +3,7 @@ package systemtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 func testAdminListRetryStats(t *testing.T, b *Bundle) {
@@ -20,8 +22,8 @@ func testAdminListRetryStats(t *testing.T, b *Bundle) {
 		"a": func(context.Context, *runtime.Task) error { return nil },
 		"b": func(context.Context, *runtime.Task) error { return errors.New("no") },
 	})
-	b.WaitStatus(t, ok, runtime.StatusSuccess, 5*time.Second)
-	b.WaitStatus(t, broken, runtime.StatusFailed, 5*time.Second)
+	b.WaitStatus(t, ok, runtime.StatusSuccess)
+	b.WaitStatus(t, broken, runtime.StatusFailed)
 
 	list := func(f runtime.Filter) []runtime.TaskID {
 		infos, err := b.Client.List(bg, f)
@@ -77,7 +79,7 @@ func testAdminListRetryStats(t *testing.T, b *Bundle) {
 	if info.Status == runtime.StatusFailed && info.Attempt == 1 {
 		t.Errorf("retried task still failed on its first attempt: %+v", info)
 	}
-	b.WaitStatus(t, broken, runtime.StatusFailed, 5*time.Second) // ran again with its attempt back
+	b.WaitStatus(t, broken, runtime.StatusFailed) // ran again with its attempt back
 	// A claim whose reply came late hands its tasks back without using an
 	// attempt: the fencing token may pass 2, the attempts used stay 1.
 	if info, _ := b.Client.Get(bg, broken); info.Attempt < 2 || info.AttemptsUsed != 1 || info.LeaseOwner == "" {
@@ -127,21 +129,12 @@ func testRetentionAndPurge(t *testing.T, b *Bundle) {
 	cfg := Config()
 	cfg.Retention, cfg.RetentionInterval = 200*time.Millisecond, 300*time.Millisecond
 	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"done": func(context.Context, *runtime.Task) error { return nil }})
-	deadline := time.Now().Add(20 * time.Second)
-	for b.Total(t) > 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d tasks left after retention", b.Total(t))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	// The last batch is counted after it commits: wait for both.
+	b.Signals.Await(t, testwait.Bound, func() bool { return w.Stats().Pruned == 1200 && b.Total(t) == 1 }, func() string {
+		return fmt.Sprintf("%d tasks left after retention, pruned %d, want 1 and 1200", b.Total(t), w.Stats().Pruned)
+	})
 	if _, err := b.Client.Get(bg, keep); err != nil {
 		t.Errorf("retention deleted a queued task: %v", err)
-	}
-	for w.Stats().Pruned != 1200 { // the last batch is counted after it commits
-		if time.Now().After(deadline) {
-			t.Fatalf("pruned %d, want 1200", w.Stats().Pruned)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	dbtest.Must(t, "cancel", b.Client.Cancel(bg, keep))
 	time.Sleep(10 * time.Millisecond) // finished strictly before the purge's cutoff

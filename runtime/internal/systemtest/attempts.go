@@ -51,7 +51,7 @@ func testAttemptHistory(t *testing.T, b *Bundle) {
 		},
 	}, runtime.WithBackoff(FastBackoff))
 	steps := b.Enqueue(t, "steps", runtime.WithMaxAttempts(5))
-	info := b.WaitStatus(t, steps, runtime.StatusSuccess, 10*time.Second)
+	info := b.WaitStatus(t, steps, runtime.StatusSuccess)
 	info, err := b.Client.Get(bg, steps)
 	dbtest.Must(t, "get", err)
 	if got := outcomes(info.Attempts); got != "error panic snoozed success" {
@@ -67,15 +67,15 @@ func testAttemptHistory(t *testing.T, b *Bundle) {
 	}
 
 	once := b.Enqueue(t, "once", runtime.WithMaxAttempts(1))
-	b.WaitStatus(t, once, runtime.StatusFailed, 10*time.Second)
+	b.WaitStatus(t, once, runtime.StatusFailed)
 	dbtest.Must(t, "retry", b.Client.Retry(bg, once))
-	b.WaitStatus(t, once, runtime.StatusFailed, 10*time.Second)
+	b.WaitStatus(t, once, runtime.StatusFailed)
 	if info, _ := b.Client.Get(bg, once); outcomes(info.Attempts) != "failed failed" || info.Attempts[0].Error != "permanent: bad input" {
 		t.Errorf("history of a retried failure = %+v, want two failed attempts", info.Attempts)
 	}
 
 	five := b.Enqueue(t, "five", runtime.WithMaxAttempts(5))
-	b.WaitStatus(t, five, runtime.StatusSuccess, 10*time.Second)
+	b.WaitStatus(t, five, runtime.StatusSuccess)
 	if info, _ := b.Client.Get(bg, five); outcomes(info.Attempts) != "error error error success" || info.Attempts[0].Attempt != 2 {
 		t.Errorf("history with AttemptHistory 3 = %+v, want attempts 2-4 failed and 5 succeeded", info.Attempts)
 	}
@@ -87,7 +87,7 @@ func testAttemptHistory(t *testing.T, b *Bundle) {
 	}
 	b.Expire(t, lost)
 	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"lost": func(context.Context, *runtime.Task) error { return nil }})
-	b.WaitStatus(t, lost, runtime.StatusSuccess, 10*time.Second)
+	b.WaitStatus(t, lost, runtime.StatusSuccess)
 	if info, _ := b.Client.Get(bg, lost); outcomes(info.Attempts) != "lease_lost success" || info.Attempts[0].Worker != "gone-worker" {
 		t.Errorf("history of a recovered task = %+v, want lease_lost by gone-worker, then success", info.Attempts)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // Environment of a chaos worker process.
@@ -63,7 +64,7 @@ func chaosWorkerMain(h *drivertest.Harness) int {
 		b, _ := json.Marshal(l)
 		_, _ = out.Write(append(b, '\n'))
 	}
-	cfg := Config()
+	cfg := ShortLeases()
 	cfg.WorkerID = owner
 	cfg.MaxConcurrency = 8
 	w, err := runtime.NewWorker(engine(h, db), cfg)
@@ -266,7 +267,7 @@ func periodicWorkerMain(h *drivertest.Harness) int {
 	if err != nil {
 		return fail(err)
 	}
-	cfg := Config()
+	cfg := ShortLeases()
 	cfg.WorkerID = os.Getenv(envChaosWorker)
 	cfg.PollInterval = 200 * time.Millisecond
 	w, err := runtime.NewWorker(engine(h, db), cfg)
@@ -358,14 +359,12 @@ func testPeriodicKill9AndRestart(t *testing.T, h *drivertest.Harness) {
 		procs[slot] = spawn(slot)
 	}
 	stopAt := time.Now()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if len(slices.DeleteFunc(b.Tasks(t, runtime.Filter{Type: "tick"}), func(i runtime.TaskInfo) bool { return i.Status == runtime.StatusSuccess })) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("tick tasks still unfinished 30 s after the run")
-		}
+	unfinished := func() int {
+		return len(slices.DeleteFunc(b.Tasks(t, runtime.Filter{Type: "tick"}), func(i runtime.TaskInfo) bool { return i.Status == runtime.StatusSuccess }))
 	}
+	testwait.Until(t, func() bool { return unfinished() == 0 }, func() string {
+		return fmt.Sprintf("%d tick tasks unfinished after the run", unfinished())
+	})
 	for _, p := range procs {
 		_ = p.Process.Signal(syscall.SIGTERM)
 		_ = p.Wait()

@@ -12,6 +12,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // FaultRun is a fleet of in-process workers, each on its own pool like a
@@ -37,11 +38,11 @@ func NewFaultRun(t *testing.T, b *Bundle, n, workers int, open func() *sql.DB) *
 	dbtest.Must(t, "enqueue", err)
 	r := &FaultRun{B: b, Tasks: n}
 	for i := range workers {
-		cfg := Config()
+		cfg := ShortLeases()
 		cfg.WorkerID = fmt.Sprintf("w%d", i)
 		cfg.MaxConcurrency = 8
 		db := open()
-		w, err := runtime.NewWorker(engine(b.H, db), cfg)
+		w, err := runtime.NewWorker(b.EngineOn(db), cfg)
 		dbtest.Must(t, "worker", err)
 		owner := cfg.WorkerID
 		dbtest.Must(t, "handle", w.Handle("work", func(ctx context.Context, task *runtime.Task) error {
@@ -69,22 +70,32 @@ func NewFaultRun(t *testing.T, b *Bundle, n, workers int, open func() *sql.DB) *
 
 // WaitFinished waits until succeeded tasks reach want, or fails t when
 // none succeeded for stall: the workers' progress decides, not the
-// machine's speed (an outage a test makes lasts seconds).
+// machine's speed (an outage a test makes lasts seconds). It counts the
+// stored tasks when the workers' reports say enough succeeded, and every
+// second (for workers that do not report to the bundle: other processes).
 func (r *FaultRun) WaitFinished(t *testing.T, want int, stall time.Duration) {
 	t.Helper()
 	most, progressed := -1, time.Now()
+	var looked time.Time
 	for {
-		n, err := r.succeeded()
-		if err == nil && n >= want {
-			return
+		next := r.B.Signals.Next() // before the count: a report after it wakes the wait
+		if r.B.Signals.Succeeded() >= want || time.Since(looked) >= testwait.Recheck {
+			looked = time.Now()
+			n, err := r.succeeded()
+			if err == nil && n >= want {
+				return
+			}
+			if err == nil && n > most {
+				most, progressed = n, time.Now()
+			}
+			if time.Since(progressed) > stall {
+				t.Fatalf("%d of %d tasks succeeded, none for %s (last error: %v)", most, want, stall, err)
+			}
 		}
-		if err == nil && n > most {
-			most, progressed = n, time.Now()
+		select {
+		case <-next:
+		case <-time.After(testwait.Recheck):
 		}
-		if time.Since(progressed) > stall {
-			t.Fatalf("%d of %d tasks succeeded, none for %s (last error: %v)", most, want, stall, err)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -193,10 +204,10 @@ func testFaultOneWorkerCutOff(t *testing.T, b *Bundle) {
 	r := NewFaultRun(t, b, 1500, 2, func() *sql.DB { return b.DB.Open(t) })
 	cutDB := b.H.OpenPool(t, dsn)
 	resumed := make(chan struct{})
-	cfg := Config()
+	cfg := ShortLeases()
 	cfg.WorkerID = "cut"
 	cfg.MaxConcurrency = 8
-	cut, err := runtime.NewWorker(engine(b.H, cutDB), cfg)
+	cut, err := runtime.NewWorker(b.EngineOn(cutDB), cfg)
 	dbtest.Must(t, "worker", err)
 	dbtest.Must(t, "handle", cut.Handle("work", func(ctx context.Context, task *runtime.Task) error {
 		i := r.Book.Start(task, "cut")
@@ -292,7 +303,7 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 	started := make(chan struct{})
 	fences := make(chan fenced, 1)
 	var book Ledger
-	cfg := Config()
+	cfg := ShortLeases()
 	cfg.WorkerID = "cut-off"
 	renewed := renewalSignal{renewed: make(chan struct{}, 1)}
 	w, err := runtime.NewWorker(runtime.NewEngine(b.H.New(db), runtime.WithObserver(renewed)), cfg)
@@ -340,7 +351,7 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 			return nil
 		},
 	})
-	if info := b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second); info.AttemptsUsed != 2 {
+	if info := b.WaitStatus(t, id, runtime.StatusSuccess); info.AttemptsUsed != 2 {
 		t.Errorf("rescued with %d attempts used, want 2", info.AttemptsUsed)
 	}
 	if s := w.Stats(); s.SelfFenced != 1 || s.HeartbeatFailures == 0 || s.Completed != 0 {

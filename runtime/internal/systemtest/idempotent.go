@@ -29,10 +29,10 @@ func testRunIdempotentSkipsRecordedKey(t *testing.T, b *Bundle) {
 	})
 	first, err := b.Client.Enqueue(bg, "charge", []byte("order-1"))
 	dbtest.Must(t, "enqueue", err)
-	b.WaitStatus(t, first, runtime.StatusSuccess, 5*time.Second)
+	b.WaitStatus(t, first, runtime.StatusSuccess)
 	second, err := b.Client.Enqueue(bg, "charge", []byte("order-1"))
 	dbtest.Must(t, "enqueue", err)
-	info := b.WaitStatus(t, second, runtime.StatusSuccess, 5*time.Second)
+	info := b.WaitStatus(t, second, runtime.StatusSuccess)
 	if want := fmt.Sprintf(`skipped: task %d already did the work of idempotency key "order-1"`, first); info.Result != want {
 		t.Errorf("the skipped task's result is %q, want %q", info.Result, want)
 	}
@@ -57,7 +57,7 @@ func testRunIdempotentLostLeaseRollsBack(t *testing.T, b *Bundle) {
 	}
 	expired := make(chan outcome, 1)
 	// The fenced completion or a renewal, not a stall, finds the lease gone.
-	b.StartWorker(t, StallProofConfig(), map[string]runtime.HandlerFunc{
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
 		"charge": func(ctx context.Context, task *runtime.Task) error {
 			first := calls.Add(1) == 1
 			if first { // the lease runs out before the handler commits
@@ -74,7 +74,7 @@ func testRunIdempotentLostLeaseRollsBack(t *testing.T, b *Bundle) {
 		},
 	})
 	id := b.Enqueue(t, "charge")
-	info := b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second)
+	info := b.WaitStatus(t, id, runtime.StatusSuccess)
 	var lost outcome
 	select {
 	case lost = <-expired:

@@ -5,35 +5,40 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // LogBook is a slog handler's output, safe for concurrent writers.
 type LogBook struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	testwait.Bell // rings at each line
+	mu            sync.Mutex
+	buf           bytes.Buffer
 }
 
 func (l *LogBook) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
+	n, err := l.buf.Write(p)
+	l.mu.Unlock()
+	l.Ring()
+	return n, err
 }
 
-// WaitLines waits up to timeout until n lines of msg were logged.
-func (l *LogBook) WaitLines(t *testing.T, msg string, n int, timeout time.Duration) {
+// WaitLines waits until n lines of msg were logged, failing t after
+// testwait.Bound.
+func (l *LogBook) WaitLines(t *testing.T, msg string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(timeout); len(l.Lines(t, msg)) < n && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	l.Await(t, testwait.Bound, func() bool { return len(l.Lines(t, msg)) >= n }, func() string {
+		return fmt.Sprintf("%d lines %q logged, want %d", len(l.Lines(t, msg)), msg, n)
+	})
 }
 
 // Lines returns the records logged so far with message "leasegen: "+msg,
@@ -77,7 +82,7 @@ func testFailuresAreLogged(t *testing.T, b *Bundle) {
 	var book LogBook
 	// The lines counted below are the handlers' failures alone, not a
 	// loaded machine's stalls.
-	cfg := StallProofConfig()
+	cfg := Config()
 	cfg.Logger = book.Logger()
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -98,13 +103,13 @@ func testFailuresAreLogged(t *testing.T, b *Bundle) {
 		"broken": func(context.Context, *runtime.Task) error { return runtime.Permanent(errors.New("bad input")) },
 		"panics": func(context.Context, *runtime.Task) error { panic("nil map") },
 	}, runtime.WithBackoff(FastBackoff))
-	b.WaitStatus(t, retried, runtime.StatusSuccess, 10*time.Second)
-	b.WaitStatus(t, permanent, runtime.StatusFailed, 10*time.Second)
-	b.WaitStatus(t, panicking, runtime.StatusFailed, 10*time.Second)
+	b.WaitStatus(t, retried, runtime.StatusSuccess)
+	b.WaitStatus(t, permanent, runtime.StatusFailed)
+	b.WaitStatus(t, panicking, runtime.StatusFailed)
 
 	// A task's status changes before its worker logs the write's outcome.
-	book.WaitLines(t, "handler panicked*", 2, 5*time.Second)
-	book.WaitLines(t, "task failed for good", 1, 5*time.Second)
+	book.WaitLines(t, "handler panicked*", 2)
+	book.WaitLines(t, "task failed for good", 1)
 	warns := book.Lines(t, "task attempt failed; it will run again")
 	if len(warns) != 2 {
 		t.Fatalf("%d retry lines, want 2 (attempts 1 and 2 of the flaky task)", len(warns))
@@ -131,9 +136,8 @@ func testOutageLogsOnceAndBacksOff(t *testing.T, h *drivertest.Harness) {
 	var book LogBook
 	cfg := Config()
 	cfg.Logger, cfg.PollInterval = book.Logger(), time.Second
-	var done atomic.Int64
 	b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
-		"work": func(context.Context, *runtime.Task) error { done.Add(1); return nil },
+		"work": func(context.Context, *runtime.Task) error { return nil },
 	})
 	feeding, stopFeed := context.WithCancel(bg)
 	defer stopFeed()
@@ -143,13 +147,12 @@ func testOutageLogsOnceAndBacksOff(t *testing.T, h *drivertest.Harness) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	waitUntil(t, "tasks running before the outage", func() bool { return done.Load() > 20 })
+	waitFinished(t, b, "work", 20, "tasks running before the outage")
 
 	server.Kill()
 	time.Sleep(3 * time.Second)
 	server.Start()
-	before := done.Load()
-	waitUntil(t, "tasks running after the outage", func() bool { return done.Load() > before+20 })
+	waitFinished(t, b, "work", b.Signals.Finished("work")+20, "tasks running after the outage")
 
 	failed := book.Lines(t, "poll failed; retrying with back-off")
 	back := book.Lines(t, "poll works again")
@@ -167,18 +170,6 @@ func testOutageLogsOnceAndBacksOff(t *testing.T, h *drivertest.Harness) {
 	t.Logf("a 3 s outage: %d log lines about polls, %v failed polls, back after %v", len(failed)+len(back), back[0]["failures"], time.Duration(back[0]["outage"].(float64)))
 	if still := book.Lines(t, "poll still failing"); len(still) > 1 {
 		t.Errorf("%d 'still failing' lines in a short outage, want at most one", len(still))
-	}
-}
-
-// waitUntil polls cond for up to 30 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30 s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -207,13 +198,23 @@ func testHandlerReturningAfterStopIsNotAFailure(t *testing.T, b *Bundle) {
 		t.Fatalf("stop: %v, want it to hand the task back", err)
 	}
 	<-returned
-	waitUntil(t, "the discarded outcome's log line", func() bool {
-		return len(book.Lines(t, "handler returned after Stop handed its task back*")) == 1
-	})
+	book.WaitLines(t, "handler returned after Stop handed its task back*", 1)
+	if n := len(book.Lines(t, "handler returned after Stop handed its task back*")); n != 1 {
+		t.Errorf("%d lines say the outcome was discarded, want 1", n)
+	}
 	if got := book.Lines(t, "complete failed*"); len(got) != 0 {
 		t.Errorf("log says a completion failed after Stop requeued the task: %v", got)
 	}
 	if info, _ := b.Client.Get(bg, id); info.Status != runtime.StatusQueued {
 		t.Errorf("task %s after Stop handed it back, want QUEUED", info.Status)
 	}
+}
+
+// waitFinished waits until n executions of taskType have ended on b's
+// workers.
+func waitFinished(t *testing.T, b *Bundle, taskType string, n int, what string) {
+	t.Helper()
+	b.Signals.Await(t, testwait.Bound, func() bool { return b.Signals.Finished(taskType) >= n }, func() string {
+		return fmt.Sprintf("%s: %d of %s finished, want %d", what, b.Signals.Finished(taskType), taskType, n)
+	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // Metadata travels from the enqueue to the handler and into TaskInfo, on
@@ -72,13 +73,9 @@ func testUnreadableMetadataFailsTask(t *testing.T, b *Bundle) {
 		ran <- struct{}{}
 		return nil
 	}})
-	deadline := time.Now().Add(5 * time.Second)
-	for b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE id = ? AND status = 'FAILED' AND last_error LIKE '%metadata%'", id) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the task with unreadable metadata did not fail within 5s, naming its metadata")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	b.Signals.Await(t, testwait.Bound, func() bool {
+		return b.DB.Int(t, "SELECT COUNT(*) FROM leasegen_tasks WHERE id = ? AND status = 'FAILED' AND last_error LIKE '%metadata%'", id) == 1
+	}, func() string { return "the task with unreadable metadata did not fail naming its metadata" })
 	select {
 	case <-ran:
 		t.Error("the handler ran a task whose metadata does not decode")

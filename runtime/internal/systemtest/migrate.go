@@ -92,8 +92,8 @@ func CheckUpgradeFromVersion3(t *testing.T, b *Bundle) {
 		return nil
 	}})
 	// The queued task runs at once, the expired lease after recovery.
-	b.WaitStatus(t, 2, runtime.StatusSuccess, 5*time.Second)
-	b.WaitStatus(t, 3, runtime.StatusSuccess, 10*time.Second)
+	b.WaitStatus(t, 2, runtime.StatusSuccess)
+	b.WaitStatus(t, 3, runtime.StatusSuccess)
 	if first := <-ran; first != 2 {
 		t.Errorf("task %d ran first, want the queued task 2", first)
 	}

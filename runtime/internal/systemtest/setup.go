@@ -3,6 +3,7 @@ package systemtest
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // Bundle is what most system cases need: a migrated engine on a fresh
@@ -22,6 +24,8 @@ type Bundle struct {
 	*drivertest.Bundle
 	Engine *runtime.Engine
 	Client *runtime.Client
+	// Signals hears what Engine's workers report.
+	Signals *Signals
 }
 
 // Setup migrates a fresh database of h and returns the bundle on it.
@@ -34,7 +38,8 @@ func Setup(t testing.TB, h *drivertest.Harness) *Bundle {
 func SetupOn(t testing.TB, h *drivertest.Harness, db *drivertest.DB) *Bundle {
 	t.Helper()
 	d := h.New(db.DB)
-	b := &Bundle{Bundle: drivertest.NewBundle(h, db, d), Engine: runtime.NewEngine(d)}
+	signals := newSignals()
+	b := &Bundle{Bundle: drivertest.NewBundle(h, db, d), Engine: runtime.NewEngine(d, runtime.WithObserver(signals)), Signals: signals}
 	dbtest.Must(t, "migrate", b.Engine.Migrate(context.Background()))
 	client, err := runtime.NewClient(b.Engine, runtime.ClientConfig{})
 	dbtest.Must(t, "new client", err)
@@ -45,11 +50,20 @@ func SetupOn(t testing.TB, h *drivertest.Harness, db *drivertest.DB) *Bundle {
 // engine returns a new engine on a pool of h's.
 func engine(h *drivertest.Harness, db *sql.DB) *runtime.Engine { return runtime.NewEngine(h.New(db)) }
 
-// Config is a worker config with short leases, for tests.
+// EngineOn returns a new engine on another pool of the bundle's database,
+// whose workers report to b.Signals.
+func (b *Bundle) EngineOn(db *sql.DB) *runtime.Engine {
+	return runtime.NewEngine(b.H.New(db), runtime.WithObserver(b.Signals))
+}
+
+// Config is a worker config for the cases: leases of 5 s renewed every
+// second, which no stall of a loaded machine outlasts, and short poll and
+// recovery periods. A case that needs a lease to end forces it (Expire)
+// or takes ShortLeases.
 func Config() runtime.Config {
 	return runtime.Config{
-		LeaseTimeout:      time.Second,
-		HeartbeatInterval: 200 * time.Millisecond,
+		LeaseTimeout:      5 * time.Second,
+		HeartbeatInterval: time.Second,
 		RecoveryInterval:  300 * time.Millisecond,
 		MaxExecutionTime:  10 * time.Second,
 		PollInterval:      50 * time.Millisecond,
@@ -57,13 +71,15 @@ func Config() runtime.Config {
 	}
 }
 
-// StallProofConfig is Config with 5 s leases and a 1 s heartbeat, for tests
-// about something other than the lease's timing: a loaded machine's stalled
-// renewals then cost no attempt and cannot self-fence an execution
-// (ErrLeaseExpiring) in the 0.9 s that Config's lease allows.
-func StallProofConfig() runtime.Config {
+// ShortLeases is Config with 1 s leases renewed every 200 ms, for the
+// cases whose subject is a lease running out: kill -9, cut connections,
+// self-fencing, draining past a lease. What they assert holds however a
+// loaded machine stalls a worker: a stalled worker loses its lease like a
+// killed one, and the ledger still shows nothing lost and nothing
+// completed twice.
+func ShortLeases() runtime.Config {
 	cfg := Config()
-	cfg.LeaseTimeout, cfg.HeartbeatInterval = 5*time.Second, time.Second
+	cfg.LeaseTimeout, cfg.HeartbeatInterval = time.Second, 200*time.Millisecond
 	return cfg
 }
 
@@ -96,21 +112,20 @@ func (b *Bundle) StartWorker(t testing.TB, cfg runtime.Config, handlers map[stri
 	return w
 }
 
-// WaitStatus polls until task id reaches want, failing t after timeout.
-func (b *Bundle) WaitStatus(t testing.TB, id runtime.TaskID, want runtime.Status, timeout time.Duration) runtime.TaskInfo {
+// WaitStatus waits until task id reaches want, looking again at each
+// report of the bundle's workers, and fails t after testwait.Bound.
+func (b *Bundle) WaitStatus(t testing.TB, id runtime.TaskID, want runtime.Status) runtime.TaskInfo {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		info, err := b.Client.Get(context.Background(), id)
+	var info runtime.TaskInfo
+	b.Signals.Await(t, testwait.Bound, func() bool {
+		var err error
+		info, err = b.Client.Get(context.Background(), id)
 		dbtest.Must(t, "get", err)
-		if info.Status == want {
-			return info
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %d: status %s after %s, want %s (last error %q)", id, info.Status, timeout, want, info.LastError)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return info.Status == want
+	}, func() string {
+		return fmt.Sprintf("task %d is %s, want %s (last error %q)", id, info.Status, want, info.LastError)
+	})
+	return info
 }
 
 var bg = context.Background()

@@ -77,10 +77,10 @@ func testThroughputPerMinute(t *testing.T, b *Bundle) {
 		ids = append(ids, b.Enqueue(t, "ok"))
 	}
 	for _, id := range ids {
-		b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second)
+		b.WaitStatus(t, id, runtime.StatusSuccess)
 	}
 	for range 2 {
-		b.WaitStatus(t, b.Enqueue(t, "bad", runtime.WithMaxAttempts(1)), runtime.StatusFailed, 10*time.Second)
+		b.WaitStatus(t, b.Enqueue(t, "bad", runtime.WithMaxAttempts(1)), runtime.StatusFailed)
 	}
 	dbtest.Must(t, "cancel", b.Client.Cancel(bg, b.Enqueue(t, "unhandled")))
 
@@ -108,7 +108,7 @@ func testThroughputPerMinute(t *testing.T, b *Bundle) {
 
 	// A counted minute is not counted again; a task finishing later in it
 	// is counted only when the minute changed in between.
-	b.WaitStatus(t, b.Enqueue(t, "ok"), runtime.StatusSuccess, 10*time.Second)
+	b.WaitStatus(t, b.Enqueue(t, "ok"), runtime.StatusSuccess)
 	n, err := bookkeeping.RollupThroughput(ctx, b.Driver.Tables(), -time.Minute, 24*time.Hour)
 	dbtest.Must(t, "rollup", err)
 	want := 4

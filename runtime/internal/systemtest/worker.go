@@ -29,7 +29,7 @@ func testWorkerRetriesThenSucceeds(t *testing.T, b *Bundle) {
 		},
 	}, runtime.WithBackoff(FastBackoff))
 	id := b.Enqueue(t, "flaky", runtime.WithMaxAttempts(3))
-	info := b.WaitStatus(t, id, runtime.StatusSuccess, 5*time.Second)
+	info := b.WaitStatus(t, id, runtime.StatusSuccess)
 	if info.Attempt != 3 || info.LastError != "try again" {
 		t.Errorf("attempt %d, last error %q", info.Attempt, info.LastError)
 	}
@@ -42,10 +42,10 @@ func testWorkerFailsAfterLastAttempt(t *testing.T, b *Bundle) {
 	}, runtime.WithBackoff(FastBackoff))
 	broken := b.Enqueue(t, "broken", runtime.WithMaxAttempts(2))
 	fatal := b.Enqueue(t, "fatal", runtime.WithMaxAttempts(5))
-	if info := b.WaitStatus(t, broken, runtime.StatusFailed, 5*time.Second); info.AttemptsUsed != 2 || info.FinishedAt.IsZero() {
+	if info := b.WaitStatus(t, broken, runtime.StatusFailed); info.AttemptsUsed != 2 || info.FinishedAt.IsZero() {
 		t.Errorf("broken: %d attempts used, finished %v", info.AttemptsUsed, info.FinishedAt)
 	}
-	if info := b.WaitStatus(t, fatal, runtime.StatusFailed, 5*time.Second); info.AttemptsUsed != 1 || !strings.Contains(info.LastError, "bad input") {
+	if info := b.WaitStatus(t, fatal, runtime.StatusFailed); info.AttemptsUsed != 1 || !strings.Contains(info.LastError, "bad input") {
 		t.Errorf("permanent failure: %d attempts used, error %q, want one attempt", info.AttemptsUsed, info.LastError)
 	}
 }
@@ -55,7 +55,7 @@ func testWorkerRecordsPanicWithStack(t *testing.T, b *Bundle) {
 		"panics": func(context.Context, *runtime.Task) error { panic("boom") },
 	}, runtime.WithBackoff(FastBackoff))
 	id := b.Enqueue(t, "panics", runtime.WithMaxAttempts(2))
-	info := b.WaitStatus(t, id, runtime.StatusFailed, 5*time.Second)
+	info := b.WaitStatus(t, id, runtime.StatusFailed)
 	if info.AttemptsUsed != 2 || !strings.Contains(info.LastError, "panic: boom") || !strings.Contains(info.LastError, "testWorkerRecordsPanicWithStack") {
 		t.Errorf("%d attempts used, last error %q: want 2 attempts and the stack", info.AttemptsUsed, info.LastError)
 	}
@@ -72,7 +72,7 @@ func testWorkerSnoozeKeepsAttempts(t *testing.T, b *Bundle) {
 		},
 	})
 	id := b.Enqueue(t, "later", runtime.WithMaxAttempts(1))
-	info := b.WaitStatus(t, id, runtime.StatusSuccess, 5*time.Second)
+	info := b.WaitStatus(t, id, runtime.StatusSuccess)
 	if info.Attempt != 4 || calls.Load() != 4 {
 		t.Errorf("attempt %d after %d calls; snoozes must not use the single attempt", info.Attempt, calls.Load())
 	}
@@ -86,7 +86,7 @@ func testCancelQueuedTaskNeverRuns(t *testing.T, b *Bundle) {
 		"a": func(_ context.Context, task *runtime.Task) error { ran <- task.ID; return nil },
 	})
 	marker := b.Enqueue(t, "a")
-	b.WaitStatus(t, marker, runtime.StatusSuccess, 5*time.Second)
+	b.WaitStatus(t, marker, runtime.StatusSuccess)
 	if got := <-ran; got != marker {
 		t.Errorf("ran task %d, want only the marker %d", got, marker)
 	}
@@ -114,10 +114,10 @@ func testCancelRequestReachesRunningHandler(t *testing.T, b *Bundle) {
 		if !errors.Is(err, runtime.ErrCancelRequested) {
 			t.Errorf("context cause = %v, want ErrCancelRequested", err)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the handler's context was not cancelled")
 	}
-	b.WaitStatus(t, id, runtime.StatusCancelled, 5*time.Second)
+	b.WaitStatus(t, id, runtime.StatusCancelled)
 }
 
 func testMaxExecutionTime(t *testing.T, b *Bundle) {
@@ -130,7 +130,7 @@ func testMaxExecutionTime(t *testing.T, b *Bundle) {
 		},
 	}, runtime.WithTimeout(100*time.Millisecond))
 	id := b.Enqueue(t, "slow", runtime.WithMaxAttempts(1))
-	info := b.WaitStatus(t, id, runtime.StatusFailed, 5*time.Second)
+	info := b.WaitStatus(t, id, runtime.StatusFailed)
 	if err := <-cause; !errors.Is(err, runtime.ErrExecutionTimeout) {
 		t.Errorf("cause = %v, want ErrExecutionTimeout", err)
 	}
@@ -143,7 +143,7 @@ func testMaxExecutionTime(t *testing.T, b *Bundle) {
 // worker takes it, and it completes on its first attempt.
 func testStopDrainsWhileRenewing(t *testing.T, b *Bundle) {
 	started := make(chan struct{})
-	cfg := Config()
+	cfg := ShortLeases()
 	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
 		"long": func(ctx context.Context, task *runtime.Task) error {
 			close(started)
@@ -196,7 +196,7 @@ func testStopTimeoutReleases(t *testing.T, b *Bundle) {
 	}
 	// Its single attempt is still unused: another worker completes it.
 	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"long": func(context.Context, *runtime.Task) error { return nil }})
-	b.WaitStatus(t, id, runtime.StatusSuccess, 5*time.Second)
+	b.WaitStatus(t, id, runtime.StatusSuccess)
 }
 
 // A handler that ignores its context does not hold Stop past its bound.
@@ -229,7 +229,7 @@ func testUnknownTypeStaysQueued(t *testing.T, b *Bundle) {
 		"known": func(context.Context, *runtime.Task) error { return nil },
 	})
 	for range 3 {
-		b.WaitStatus(t, b.Enqueue(t, "known"), runtime.StatusSuccess, 5*time.Second)
+		b.WaitStatus(t, b.Enqueue(t, "known"), runtime.StatusSuccess)
 	}
 	info, err := b.Client.Get(bg, ghost)
 	dbtest.Must(t, "get", err)
@@ -253,7 +253,7 @@ func testShortLeaseKeepsItsLease(t *testing.T, b *Bundle) {
 		},
 	}, runtime.WithLease(600*time.Millisecond))
 	id := b.Enqueue(t, "thumbnail")
-	info := b.WaitStatus(t, id, runtime.StatusSuccess, 10*time.Second)
+	info := b.WaitStatus(t, id, runtime.StatusSuccess)
 	if s := w.Stats(); info.AttemptsUsed != 1 || s.LeasesLost != 0 || s.SelfFenced != 0 {
 		t.Errorf("a task of 2.5 leases: %d attempts used, %d leases lost, %d self-fenced; want its one lease renewed throughout", info.AttemptsUsed, s.LeasesLost, s.SelfFenced)
 	}
@@ -279,7 +279,7 @@ func testWorkerCompletesTask(t *testing.T, b *Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := b.WaitStatus(t, id, runtime.StatusSuccess, 5*time.Second)
+	info := b.WaitStatus(t, id, runtime.StatusSuccess)
 	if p := <-got; p != `{"x":1}` {
 		t.Errorf("payload = %s", p)
 	}
@@ -361,11 +361,10 @@ func (c skewedClock) Now() time.Time { return time.Now().Add(c.skew).Round(0) }
 // live lease), and an abandoned lease is recovered within its bound.
 func testWorkerClockSkewDoesNotMatter(t *testing.T, b *Bundle) {
 	b.DB.MustExec(t, EffectsTable)
-	cfg := Config()
-	// Longer than the suite's 1 s: a lease here must outlive any renewal
-	// that a loaded CI machine stalls (one stall of 0.8 s let all four
-	// leases lapse on MySQL 9.7, which syncs its binary log at every
-	// commit), or a lapse would read as a stolen lease.
+	cfg := ShortLeases()
+	// Twice ShortLeases': a lapse of a stalled renewal here would read as
+	// a stolen lease (one stall of 0.8 s let all four 1 s leases lapse on
+	// MySQL 9.7 on a loaded machine).
 	cfg.LeaseTimeout = 2 * time.Second
 	// A lease abandoned by a dead worker: claimed, never renewed.
 	abandoned := b.Enqueue(t, "long", runtime.WithPriority(-1))
@@ -404,14 +403,16 @@ func testWorkerClockSkewDoesNotMatter(t *testing.T, b *Bundle) {
 	}
 
 	for _, id := range long {
-		if info := b.WaitStatus(t, id, runtime.StatusSuccess, 15*time.Second); info.AttemptsUsed != 1 {
+		if info := b.WaitStatus(t, id, runtime.StatusSuccess); info.AttemptsUsed != 1 {
 			t.Errorf("task %d used %d attempts: a skewed worker took a live lease", id, info.AttemptsUsed)
 		}
 	}
-	info := b.WaitStatus(t, abandoned, runtime.StatusSuccess, 15*time.Second)
-	bound := cfg.LeaseTimeout + cfg.RecoveryInterval + cfg.PollInterval
-	if delay := info.StartedAt.Sub(leaseUntil); info.AttemptsUsed != 2 || delay < 0 || delay > bound {
-		t.Errorf("abandoned task restarted %s after its lease expired (%d attempts used), bound %s", delay, info.AttemptsUsed, bound)
+	// A clock 10 minutes off that decided recovery would restart the
+	// task 10 minutes early or late; on the database's clock it restarts
+	// after the expiry, within what a loaded machine's passes take.
+	info := b.WaitStatus(t, abandoned, runtime.StatusSuccess)
+	if delay := info.StartedAt.Sub(leaseUntil); info.AttemptsUsed != 2 || delay < 0 || delay > time.Minute {
+		t.Errorf("abandoned task restarted %s after its lease expired (%d attempts used), want within a minute after", delay, info.AttemptsUsed)
 	}
 	CheckLedger(t, book.Intervals())
 	CheckEffects(t, b.DB, len(long)+1)
