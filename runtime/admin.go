@@ -21,7 +21,8 @@ type (
 )
 
 // List returns up to f.Limit tasks matching f, newest first. To page,
-// pass the last id of a page as the next one's f.BeforeID.
+// pass the last id of a page as the next one's f.BeforeID. A filter by a
+// type name no task can have (a space in it, say) is ErrInvalidTask.
 func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	return c.list(ctx, c.engine.tables, f)
 }
@@ -38,6 +39,11 @@ func (c *Client) list(ctx context.Context, t driver.Tables, f Filter) ([]TaskInf
 	}
 	if f.Limit < 0 || f.OlderThan < 0 || f.BeforeID < 0 {
 		return nil, fmt.Errorf("%w: list limit, age and BeforeID must not be negative", ErrInvalidTask)
+	}
+	if f.Type != "" {
+		if err := checkTaskType(f.Type); err != nil { // no task could match
+			return nil, err
+		}
 	}
 	infos, err := t.TaskList(ctx, f)
 	return infos, c.engine.failed(err, "list tasks")

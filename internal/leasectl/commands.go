@@ -270,24 +270,35 @@ func stats(ctx context.Context, e *env, args []string) error {
 // pause stops every worker from claiming tasks of a type, and warns when
 // no live worker handles it (a typo, or a type not deployed yet).
 func pause(ctx context.Context, e *env, args []string) error {
-	pos, err := parse(newFlags("pause"), args, 1)
+	fs := newFlags("pause")
+	force := fs.Bool("force", false, "")
+	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
 	}
-	if err := e.client.Pause(ctx, pos[0]); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "paused %s: no worker claims its tasks until leasectl resume %s; running ones finish\n", pos[0], pos[0])
+	typ := pos[0]
 	live, err := e.client.Workers(ctx)
 	if err != nil {
 		return err
 	}
-	for _, w := range live {
-		if _, ok := w.TaskLimits[pos[0]]; ok {
-			return nil
+	handled := slices.ContainsFunc(live, func(w runtime.WorkerInfo) bool { _, ok := w.TaskLimits[typ]; return ok })
+	if !handled && !*force {
+		stored, err := e.client.List(ctx, runtime.Filter{Type: typ, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(stored) == 0 {
+			return fmt.Errorf("no task of type %s is stored and none of the %d live workers handles it: check the name "+
+				"(leasectl stats lists the stored types), or add -force to pause it before its first task", typ, len(live))
 		}
 	}
-	fmt.Fprintf(e.stdout, "note: none of the %d live workers handles %s\n", len(live), pos[0])
+	if err := e.client.Pause(ctx, typ); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "paused %s: no worker claims its tasks until leasectl resume %s; running ones finish\n", typ, typ)
+	if !handled {
+		fmt.Fprintf(e.stdout, "note: none of the %d live workers handles %s\n", len(live), typ)
+	}
 	return nil
 }
 

@@ -124,8 +124,10 @@ func TestCommands(t *testing.T) {
 			if strings.Contains(out, "note:") {
 				t.Errorf("pause of a type a live worker handles warned:\n%s", out)
 			}
-			code, out, _ = tg.ctl(t, "pause", "okk")
-			expect(t, "pause an unhandled type", code, 0, out, "paused okk", "note: none of the 1 live workers handles okk")
+			code, _, stderr = tg.ctl(t, "pause", "okk")
+			expect(t, "pause an unknown type", code, 1, stderr, "no task of type okk is stored", "-force")
+			code, out, _ = tg.ctl(t, "pause", "okk", "-force")
+			expect(t, "pause an unknown type with -force", code, 0, out, "paused okk", "note: none of the 1 live workers handles okk")
 			paused, _ := client.Enqueue(ctx, "ok", nil)
 			future, _ := client.Enqueue(ctx, "future", nil, runtime.WithDelay(time.Hour))
 			code, out, _ = tg.ctl(t, "stats")
@@ -220,10 +222,9 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, "no command"},
 		{[]string{"-sqlite", path}, "no command"},
-		{[]string{"stats"}, "give exactly one of -mysql DSN, -postgres URL and -sqlite FILE"},
-		{[]string{"-postgres", "postgres://h/db", "-mysql", "u@/db", "stats"}, "give exactly one"},
+		{[]string{"-postgres", "postgres://h/db", "-mysql", "u@/db", "stats"}, "give one database"},
 		{[]string{"-postgres", "::not a url", "stats"}, "-postgres: leasegen: bad PostgreSQL DSN"},
-		{[]string{"-sqlite", path, "-mysql", "u@/db", "stats"}, "give exactly one"},
+		{[]string{"-sqlite", path, "-mysql", "u@/db", "stats"}, "give one database"},
 		{[]string{"-sqlite", path, "frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"-sqlite", path, "show", "abc"}, `"abc" is not a task id`},
 		{[]string{"-sqlite", path, "show"}, "show takes 1 argument(s), got 0"},
@@ -363,4 +364,46 @@ func lineWith(out, s string) string {
 		}
 	}
 	return last
+}
+
+// A DSN comes from a flag, from a file (-mysql-file, -postgres-file) or
+// from the environment, never from two places at once.
+func TestDatabaseFromFileOrEnvironment(t *testing.T) {
+	for _, kind := range []string{"mysql", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := targets(t)[kind](t)
+			flag, dsn := tg.flags[0], tg.flags[1]
+			file := filepath.Join(t.TempDir(), "dsn")
+			dbtest.Must(t, "write the DSN", os.WriteFile(file, []byte(dsn+"\n# the first line counts\n"), 0o600))
+			run := func(args ...string) (int, string) {
+				var out, errOut bytes.Buffer
+				code := Main(args, &out, &errOut)
+				return code, out.String() + errOut.String()
+			}
+			code, out := run(flag+"-file", file, "migrate", "status")
+			expect(t, flag+"-file", code, 0, out, "VERSION")
+			code, out = run(flag+"-file", file, flag, dsn, "migrate", "status")
+			expect(t, "a file and a flag", code, 2, out, "give one database")
+			empty := filepath.Join(t.TempDir(), "empty")
+			dbtest.Must(t, "write an empty file", os.WriteFile(empty, nil, 0o600))
+			code, out = run(flag+"-file", empty, "migrate", "status")
+			expect(t, "an empty file", code, 2, out, "first line is empty")
+
+			mine, other := envMySQL, envPostgres
+			if kind == "postgres" {
+				mine, other = other, mine
+			}
+			t.Setenv(mine, dsn)
+			t.Setenv(other, "")
+			code, out = run("migrate", "status")
+			expect(t, "the DSN from "+mine, code, 0, out, "VERSION")
+			t.Setenv(other, "elsewhere")
+			code, out = run("migrate", "status")
+			expect(t, "both variables set", code, 2, out, "unset one")
+			t.Setenv(mine, "")
+			t.Setenv(other, "")
+			code, out = run("migrate", "status")
+			expect(t, "no database", code, 2, out, "no database", envMySQL)
+		})
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/leasegen/leasegen/internal/engines"
@@ -18,7 +20,7 @@ import (
 	"github.com/leasegen/leasegen/runtime/driver/leasepostgres"
 )
 
-const usage = `usage: leasectl (-mysql DSN | -postgres URL | -sqlite FILE [-create]) COMMAND [flags] [args]
+const usage = `usage: leasectl [-mysql DSN | -postgres URL | -sqlite FILE [-create]] COMMAND [flags] [args]
 
 Commands:
   migrate up|status|sql     apply the schema, show its versions, or print its SQL
@@ -30,7 +32,8 @@ Commands:
   purge -older-than DUR     delete finished tasks that finished longer ago (-batch N)
   stats [-json]             tasks by type and status, oldest queued, running by worker, paused types
   workers [-json]           live workers: host, pid, start, slots and limits
-  pause TYPE                stop every worker from claiming tasks of TYPE (running ones finish)
+  pause [-force] TYPE       stop every worker from claiming tasks of TYPE (running ones finish);
+                            a TYPE no stored task has and no live worker handles needs -force
   resume TYPE               let workers claim tasks of TYPE again
   schedules [-json]         periodic schedules: spec, next run, last tick, counts, which workers fire them
   schedules pause|resume|trigger|delete NAME
@@ -38,6 +41,11 @@ Commands:
   ui [-addr 127.0.0.1:8080] [-read-only] [-basic-auth-file FILE]
                             serve the web UI until interrupted; an address that is not loopback
                             needs FILE (lines of user:password)
+
+The database: -mysql DSN, -postgres URL or -sqlite FILE; or -mysql-file and
+-postgres-file, a file whose first line is the DSN; or, with none of these,
+the environment's LEASEGEN_MYSQL_DSN or LEASEGEN_POSTGRES_DSN (a DSN with a
+password then stays out of ps and the shell's history).
 
 -create makes a new SQLite file; without it a FILE that does not exist is an
 error. Flags may come before or after a command's arguments. -json prints
@@ -72,6 +80,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	global.SetOutput(io.Discard)
 	mysqlDSN := global.String("mysql", "", "")
 	postgresDSN := global.String("postgres", "", "")
+	mysqlFile := global.String("mysql-file", "", "")
+	postgresFile := global.String("postgres-file", "", "")
 	sqlitePath := global.String("sqlite", "", "")
 	create := global.Bool("create", false, "")
 	if err := global.Parse(args); err != nil {
@@ -85,8 +95,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(rest) == 0 {
 		return fmt.Errorf("%w: no command", errUsage)
 	}
-	if given := countSet(*mysqlDSN, *postgresDSN, *sqlitePath); given != 1 {
-		return fmt.Errorf("%w: give exactly one of -mysql DSN, -postgres URL and -sqlite FILE", errUsage)
+	if err := pickDatabase(mysqlDSN, postgresDSN, *mysqlFile, *postgresFile, *sqlitePath); err != nil {
+		return err
 	}
 	cmd, ok := commands[rest[0]]
 	if !ok {
@@ -115,6 +125,59 @@ type env struct {
 	client *runtime.Client
 	stdout io.Writer
 	stderr io.Writer // the UI's action log
+}
+
+// The environment variables that give a DSN when no flag does.
+const (
+	envMySQL    = "LEASEGEN_MYSQL_DSN"
+	envPostgres = "LEASEGEN_POSTGRES_DSN"
+)
+
+// pickDatabase checks that exactly one database is given, and reads a
+// -mysql-file or -postgres-file, or the environment, into mysqlDSN or
+// postgresDSN.
+func pickDatabase(mysqlDSN, postgresDSN *string, mysqlFile, postgresFile, sqlitePath string) error {
+	switch countSet(*mysqlDSN, *postgresDSN, mysqlFile, postgresFile, sqlitePath) {
+	case 0:
+		fromEnv := map[string]*string{envMySQL: mysqlDSN, envPostgres: postgresDSN}
+		var set []string
+		for name, dsn := range fromEnv {
+			if *dsn = os.Getenv(name); *dsn != "" {
+				set = append(set, name)
+			}
+		}
+		switch len(set) {
+		case 0:
+			return fmt.Errorf("%w: no database: give -mysql DSN, -postgres URL or -sqlite FILE (or set %s or %s)", errUsage, envMySQL, envPostgres)
+		case 2:
+			return fmt.Errorf("%w: both %s and %s are set: unset one, or name the database with a flag", errUsage, envMySQL, envPostgres)
+		}
+		return nil
+	case 1:
+	default:
+		return fmt.Errorf("%w: give one database: -mysql, -mysql-file, -postgres, -postgres-file or -sqlite", errUsage)
+	}
+	var err error
+	switch {
+	case mysqlFile != "":
+		*mysqlDSN, err = readDSN(mysqlFile)
+	case postgresFile != "":
+		*postgresDSN, err = readDSN(postgresFile)
+	}
+	return err
+}
+
+// readDSN returns the first line of file.
+func readDSN(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read the DSN: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	if line = strings.TrimSpace(line); line == "" {
+		return "", fmt.Errorf("%w: %s: its first line is empty, want the DSN", errUsage, file)
+	}
+	return line, nil
 }
 
 // countSet counts the non-empty values.
