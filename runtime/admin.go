@@ -77,6 +77,18 @@ func (c *Client) Retry(ctx context.Context, id TaskID) error {
 	return fmt.Errorf("%w: task %d was %s and changed meanwhile; only FAILED and CANCELLED tasks can be retried", ErrTaskNotRetryable, id, before.Status)
 }
 
+// Purgeable counts the finished tasks (SUCCESS, FAILED, CANCELLED) that
+// finished more than olderThan ago, what Purge would delete now, up to
+// max: an operator's count before a purge, as cheap as max rows of an
+// index.
+func (c *Client) Purgeable(ctx context.Context, olderThan time.Duration, max int) (int, error) {
+	if olderThan < 0 || max <= 0 {
+		return 0, fmt.Errorf("%w: a purge count needs an age >= 0 and a max > 0", ErrInvalidTask)
+	}
+	n, err := c.engine.tables.TaskCountPurgeable(ctx, olderThan, max)
+	return n, c.engine.failed(err, "count finished tasks")
+}
+
 // Purge deletes finished tasks (SUCCESS, FAILED, CANCELLED) that finished
 // more than olderThan ago, batch rows per statement until none are left, and
 // returns how many it deleted. Safe to run from many processes at once.

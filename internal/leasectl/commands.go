@@ -214,21 +214,44 @@ func retry(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// purgeCountCap bounds purge's count of what it would delete.
+const purgeCountCap = 1_000_000
+
 func purge(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("purge")
 	olderThan := fs.Duration("older-than", -1, "")
 	batch := fs.Int("batch", 1000, "")
+	dryRun := fs.Bool("dry-run", false, "")
+	yes := fs.Bool("yes", false, "")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if *olderThan < 0 || *batch <= 0 {
 		return fmt.Errorf("%w: purge needs -older-than DURATION (e.g. 720h) and a -batch above 0", errUsage)
 	}
-	n, err := e.client.Purge(ctx, *olderThan, *batch)
+	n, err := e.client.Purgeable(ctx, *olderThan, purgeCountCap)
 	if err != nil {
-		return fmt.Errorf("purge stopped after %d tasks: %w", n, err)
+		return err
 	}
-	fmt.Fprintf(e.stdout, "purged %d finished tasks older than %s\n", n, *olderThan)
+	what := fmt.Sprintf("%d finished tasks finished more than %s ago", n, *olderThan)
+	if n == purgeCountCap {
+		what = fmt.Sprintf("at least %d finished tasks finished more than %s ago", n, *olderThan)
+	}
+	switch {
+	case n == 0:
+		fmt.Fprintf(e.stdout, "nothing to purge: no task finished more than %s ago\n", *olderThan)
+		return nil
+	case *dryRun:
+		fmt.Fprintf(e.stdout, "would purge %s (-dry-run: nothing deleted)\n", what)
+		return nil
+	case !*yes:
+		return fmt.Errorf("%s: add -yes to delete them (-dry-run only counts)", what)
+	}
+	purged, err := e.client.Purge(ctx, *olderThan, *batch)
+	if err != nil {
+		return fmt.Errorf("purge stopped after %d tasks: %w", purged, err)
+	}
+	fmt.Fprintf(e.stdout, "purged %d finished tasks older than %s\n", purged, *olderThan)
 	return nil
 }
 

@@ -203,8 +203,14 @@ func TestCommands(t *testing.T) {
 			expect(t, "cancel", code, 0, out, "CANCELLED")
 			code, out, _ = tg.ctl(t, "stats")
 			expect(t, "stats", code, 0, out, "TYPE", "STATUS", "bad", "QUEUED", "OLDEST QUEUED", "WORKER")
-			code, out, _ = tg.ctl(t, "purge", "-older-than", "0s")
-			expect(t, "purge", code, 0, out, "purged 4 finished tasks")
+			code, out, _ = tg.ctl(t, "purge", "-older-than", "1h")
+			expect(t, "purge of nothing", code, 0, out, "nothing to purge")
+			code, out, _ = tg.ctl(t, "purge", "-older-than", "0s", "-dry-run")
+			expect(t, "purge -dry-run", code, 0, out, "would purge 4 finished tasks", "nothing deleted")
+			code, _, stderr = tg.ctl(t, "purge", "-older-than", "0s")
+			expect(t, "purge without -yes", code, 1, stderr, "4 finished tasks finished more than 0s ago: add -yes")
+			code, out, _ = tg.ctl(t, "purge", "-older-than", "0s", "-yes")
+			expect(t, "purge -yes", code, 0, out, "purged 4 finished tasks")
 			if left, _ := client.List(ctx, runtime.Filter{}); len(left) != 1 || left[0].ID != bad {
 				t.Errorf("after purge: %d tasks left, want the requeued one", len(left))
 			}

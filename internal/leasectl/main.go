@@ -29,7 +29,9 @@ Commands:
   show [-json] ID           one task with its last error
   cancel ID                 cancel a queued task, or ask a running one to stop
   retry ID                  queue a failed or cancelled task again, with all its attempts
-  purge -older-than DUR     delete finished tasks that finished longer ago (-batch N)
+  purge -older-than DUR -yes
+                            delete finished tasks that finished longer ago (-batch N); without
+                            -yes it counts them and stops, -dry-run only counts
   stats [-json]             tasks by type and status, oldest queued, running by worker, paused types
   workers [-json]           live workers: host, pid, start, slots and limits
   pause [-force] TYPE       stop every worker from claiming tasks of TYPE (running ones finish);

@@ -245,6 +245,17 @@ UPDATE leasegen_tasks SET
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
 
+-- name: TaskCountPurgeable :one
+-- What TaskPurge would delete, counted up to a cap, through
+-- leasegen_tasks_due.
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND due_priority = 0
+    AND due_at < NOW(3) - INTERVAL sqlc.arg(age_us) MICROSECOND
+  LIMIT ?
+) AS purgeable;
+
 -- name: TaskPurge :execrows
 -- One batch of finished tasks older than the cutoff, found through
 -- leasegen_tasks_due: a finished task is due when it finished, at

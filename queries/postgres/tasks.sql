@@ -314,6 +314,16 @@ UPDATE leasegen_tasks SET
   updated_at = now()
 WHERE id = $1 AND status IN ('FAILED', 'CANCELLED');
 
+-- name: TaskCountPurgeable :one
+-- What TaskPurge would delete, counted up to a cap, through
+-- leasegen_tasks_finished.
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND finished_at < now() - sqlc.arg(age_us)::bigint * interval '1 microsecond'
+  LIMIT @lim
+) AS purgeable;
+
 -- name: TaskPurge :execrows
 -- One batch of finished tasks older than the cutoff, through
 -- leasegen_tasks_finished.

@@ -214,6 +214,15 @@ UPDATE leasegen_tasks SET
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED');
 
+-- name: TaskCountPurgeable :one
+-- What TaskPurge would delete, counted up to a cap.
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(age_ms)
+  LIMIT sqlc.arg(lim)
+) AS purgeable;
+
 -- name: TaskPurge :execrows
 -- Walks leasegen_tasks_finished.
 DELETE FROM leasegen_tasks

@@ -126,6 +126,9 @@ type Tables interface {
 	// TaskPurge deletes up to limit tasks that finished more than age ago
 	// and returns how many it deleted.
 	TaskPurge(ctx context.Context, age time.Duration, limit int) (int, error)
+	// TaskCountPurgeable counts the tasks TaskPurge would delete, up to
+	// limit.
+	TaskCountPurgeable(ctx context.Context, age time.Duration, limit int) (int, error)
 	// TaskCountByTypeStatus counts every task by type and status.
 	TaskCountByTypeStatus(ctx context.Context) ([]leasetype.TypeStatusCount, error)
 	// TaskOldestQueued maps each type with queued tasks to the earliest

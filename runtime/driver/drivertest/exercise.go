@@ -64,6 +64,7 @@ var bundleCases = []struct {
 	{"ReleaseDoesNotUseAnAttempt", testReleaseDoesNotUseAnAttempt},
 	{"ClaimHonoursLimits", testClaimHonoursLimits},
 	{"CompleteManyFencesEachRow", testCompleteManyFencesEachRow},
+	{"TablesPurgeableCount", testTablesPurgeableCount},
 	{"SchedulesRegisterAndFire", testSchedulesRegisterAndFire},
 	{"ScheduleFiresOnceUnderRace", testScheduleFiresOnceUnderRace},
 	{"ScheduleSeesLastTaskActive", testScheduleSeesLastTaskActive},

@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
@@ -172,5 +174,42 @@ func testTablesInSeesTheTransaction(t *testing.T, b *Bundle) {
 	dbtest.Must(t, "list on the pool", err)
 	if len(out) != 0 {
 		t.Errorf("the pool lists %+v before the commit, want nothing", out)
+	}
+}
+
+// TaskCountPurgeable counts, up to its cap, the finished tasks older than
+// the age that TaskPurge then deletes, and never an unfinished one.
+func testTablesPurgeableCount(t *testing.T, b *Bundle) {
+	tb := b.Driver.Tables()
+	b.Insert(t, driver.NewTask{}, driver.NewTask{}, driver.NewTask{}, driver.NewTask{})
+	claimed := b.Claim(t, "w", 3, "a")
+	if len(claimed) != 3 {
+		t.Fatalf("claimed %d, want 3", len(claimed))
+	}
+	for _, c := range claimed {
+		ok, err := b.Driver.Complete(bg, b.DB.DB, "w", driver.LeaseRef{ID: c.ID, Attempt: c.Attempt}, "")
+		if err != nil || !ok {
+			t.Fatalf("complete %d: %v, %v", c.ID, ok, err)
+		}
+	}
+	count := func(age time.Duration, limit int) int {
+		n, err := tb.TaskCountPurgeable(bg, age, limit)
+		dbtest.Must(t, "count purgeable", err)
+		return n
+	}
+	if n := count(time.Hour, 10); n != 0 {
+		t.Errorf("%d tasks finished more than an hour ago, want 0", n)
+	}
+	testwait.Until(t, func() bool { return count(0, 10) == 3 }, func() string { // the database's clock passes the finish
+		return fmt.Sprintf("%d purgeable tasks, want the 3 finished", count(0, 10))
+	})
+	if n := count(0, 2); n != 2 {
+		t.Errorf("counted %d up to a cap of 2", n)
+	}
+	if n, err := tb.TaskPurge(bg, 0, 10); err != nil || n != 3 {
+		t.Errorf("purge deleted %d, %v; want the 3 counted", n, err)
+	}
+	if n := count(0, 10); n != 0 {
+		t.Errorf("%d purgeable after the purge", n)
 	}
 }

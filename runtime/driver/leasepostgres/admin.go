@@ -61,6 +61,11 @@ func (t tables) TaskPurge(ctx context.Context, age time.Duration, limit int) (in
 	})
 }
 
+func (t tables) TaskCountPurgeable(ctx context.Context, age time.Duration, limit int) (int, error) {
+	n, err := t.s.q.TaskCountPurgeable(ctx, t.q, pgdb.TaskCountPurgeableParams{AgeUs: micros(age), Lim: int32(limit)})
+	return int(n), err
+}
+
 func (t tables) TaskCountByTypeStatus(ctx context.Context) ([]leasetype.TypeStatusCount, error) {
 	rows, err := t.s.q.TaskCountByTypeStatus(ctx, t.q)
 	return sqlbuild.Map(rows, func(c pgdb.TaskCountByTypeStatusRow) leasetype.TypeStatusCount {

@@ -12,35 +12,32 @@ import (
 	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
-// Renewals write no indexed column, and the table's fillfactor leaves
-// room on each page, so PostgreSQL updates the rows heap-only (HOT),
-// touching no index: at least 90% of the renewals of a thousand leases
-// (pg_stat_user_tables.n_tup_hot_upd; 95% at fillfactor 60, 65% at 80,
-// 99% at 50). A page is pruned for a heap-only update only when no
-// snapshot still needs its old versions, and under CI's load other
-// snapshots held them (38%, then 75% and 68% in three rounds back to
-// back): a round of renewals is measured up to four times, a second
-// apart and on a vacuumed table after the first, and one at 90% passes;
-// a round that misses logs the sessions of the database that hold a
-// snapshot. A schema whose renewals move an index entry never reaches it.
+// Renewals write no indexed column, so PostgreSQL updates the rows
+// heap-only (HOT), touching no index (pg_stat_user_tables.n_tup_hot_upd).
+// Ten leases on one page with room for their new versions: every renewal
+// is heap-only, whatever the machine's load, and none would be if a
+// renewal moved an index entry. How many renewals stay heap-only on a
+// large table depends on pruning, hence on the fillfactor (95% of a
+// thousand leases' at 60, 65% at 80, 99% at 50, unloaded) and on the
+// snapshots other sessions hold: the benchmarks' matter, not this test's.
 func TestRenewalsAreHeapOnlyUpdates(t *testing.T) {
 	t.Parallel()
 	b := systemtest.Setup(t, &harness)
-	// Only sessions of this database hold back pruning here; the one such
-	// session not of the test is autovacuum's, whose ANALYZE after the
-	// enqueue holds a snapshot for as long as a loaded machine lets it run.
-	b.DB.MustExec(t, "ALTER TABLE leasegen_tasks SET (autovacuum_enabled = false)")
-	reqs := make([]runtime.Request, 1000)
+	b.DB.MustExec(t, "ALTER TABLE leasegen_tasks SET (autovacuum_enabled = false)") // no ANALYZE's snapshot meanwhile
+	reqs := make([]runtime.Request, 10)
 	for i := range reqs {
 		reqs[i] = runtime.Request{Type: "renew"}
 	}
 	_, err := b.Client.EnqueueMany(bg, reqs)
 	dbtest.Must(t, "enqueue", err)
+	if pages := b.DB.Int(t, "SELECT COUNT(DISTINCT (ctid::text::point)[0]) FROM leasegen_tasks"); pages != 1 {
+		t.Fatalf("the ten tasks are on %d pages, want one", pages)
+	}
 	// The claim runs on a pool of its own too, so that its updates are
 	// reported before the renewals are counted.
 	start := updateCounts(t, b)
 	claimer := driverOn(t, b)
-	claimed, err := claimer.Claim(bg, driver.ClaimRequest{Owner: "w", Lease: time.Minute, Types: []string{"renew"}, Max: 1000})
+	claimed, err := claimer.Claim(bg, driver.ClaimRequest{Owner: "w", Lease: time.Minute, Types: []string{"renew"}, Max: len(reqs)})
 	dbtest.Must(t, "claim", err)
 	claimer.DB().Close()
 	waitForUpdates(t, b, start, len(claimed))
@@ -48,18 +45,10 @@ func TestRenewalsAreHeapOnlyUpdates(t *testing.T) {
 	for i, c := range claimed {
 		refs[i] = driver.LeaseRef{ID: c.ID, Attempt: c.Attempt}
 	}
-	for try := 1; ; try++ {
-		renewals, hot := renewalRound(t, b, refs)
-		t.Logf("try %d: %d renewals, %d heap-only, %.1f%%", try, renewals, hot, 100*float64(hot)/float64(renewals))
-		if hot >= renewals*9/10 {
-			return
-		}
-		t.Logf("sessions of the database holding a snapshot: %s", snapshotHolders(t, b))
-		if try == 4 {
-			t.Fatalf("%d of %d renewals were heap-only updates, want at least 90%%", hot, renewals)
-		}
-		time.Sleep(time.Second)
-		b.DB.MustExec(t, "VACUUM leasegen_tasks")
+	renewals, hot := renewalRound(t, b, refs)
+	if hot != renewals {
+		t.Errorf("%d of %d renewals were heap-only updates, want all; sessions of the database holding a snapshot: %s",
+			hot, renewals, snapshotHolders(t, b))
 	}
 }
 
@@ -82,7 +71,7 @@ func renewalRound(t *testing.T, b *systemtest.Bundle, refs []driver.LeaseRef) (r
 	t.Helper()
 	before := updateCounts(t, b)
 	d := driverOn(t, b)
-	const rounds = 5
+	const rounds = 2 // the ten rows' versions fit on their page unpruned
 	for range rounds {
 		states, err := d.Renew(bg, "w", time.Minute, refs)
 		dbtest.Must(t, "renew", err)

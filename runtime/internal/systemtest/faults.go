@@ -336,6 +336,9 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 		t.Logf("self-fenced %s before the lease expired", margin.Round(time.Millisecond))
 	}
 	// Stop the cut-off worker while it is still cut off, then reconnect.
+	// The type is paused meanwhile: a poll of the cut-off worker that
+	// runs once reconnected, before its Stop begins, claims nothing.
+	dbtest.Must(t, "pause", b.Client.Pause(bg, "long"))
 	stopped := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(bg, 5*time.Second)
@@ -344,6 +347,7 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 	}()
 	unstall()
 	dbtest.Must(t, "stop", <-stopped)
+	dbtest.Must(t, "resume", b.Client.Resume(bg, "long"))
 
 	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
 		"long": func(ctx context.Context, task *runtime.Task) error {

@@ -371,6 +371,29 @@ func (q *Queries) TaskCountByTypeStatus(ctx context.Context, db DBTX) ([]TaskCou
 	return items, nil
 }
 
+const taskCountPurgeable = `-- name: TaskCountPurgeable :one
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND finished_at < now() - $1::bigint * interval '1 microsecond'
+  LIMIT $2
+) AS purgeable
+`
+
+type TaskCountPurgeableParams struct {
+	AgeUs int64
+	Lim   int32
+}
+
+// What TaskPurge would delete, counted up to a cap, through
+// leasegen_tasks_finished.
+func (q *Queries) TaskCountPurgeable(ctx context.Context, db DBTX, arg TaskCountPurgeableParams) (int64, error) {
+	row := db.QueryRowContext(ctx, taskCountPurgeable, arg.AgeUs, arg.Lim)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const taskCountRunning = `-- name: TaskCountRunning :many
 SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')

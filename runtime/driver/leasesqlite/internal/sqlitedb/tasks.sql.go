@@ -219,6 +219,28 @@ func (q *Queries) TaskCountByTypeStatus(ctx context.Context, db DBTX) ([]TaskCou
 	return items, nil
 }
 
+const taskCountPurgeable = `-- name: TaskCountPurgeable :one
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM leasegen_tasks
+  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - ?1
+  LIMIT ?2
+) AS purgeable
+`
+
+type TaskCountPurgeableParams struct {
+	AgeMs interface{}
+	Lim   int64
+}
+
+// What TaskPurge would delete, counted up to a cap.
+func (q *Queries) TaskCountPurgeable(ctx context.Context, db DBTX, arg TaskCountPurgeableParams) (int64, error) {
+	row := db.QueryRowContext(ctx, taskCountPurgeable, arg.AgeMs, arg.Lim)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const taskCountRunning = `-- name: TaskCountRunning :many
 SELECT task_type, COUNT(*) AS running FROM leasegen_tasks
 WHERE status IN ('RUNNING', 'CANCEL_REQUESTED')
