@@ -103,7 +103,7 @@ func chromium(t *testing.T) *cdp {
 // script and styles the content security policy allows; clicking retry on
 // a failed task queues it again; each page is saved as a screenshot.
 func TestInBrowser(t *testing.T) {
-	f := newFixture(t, "sqlite", Options{Prefix: "/ops"})
+	f := newFixture(t, "sqlite", Options{Prefix: "/ops", Authorize: AnyoneMayWrite})
 	browser := chromium(t)
 	shots := os.Getenv(envScreenshots)
 	if shots == "" {

@@ -143,7 +143,7 @@ func forEngine(t *testing.T, test func(t *testing.T, kind string)) {
 // errors, sets the security headers, and never shows the DSN.
 func TestPages(t *testing.T) {
 	forEngine(t, func(t *testing.T, kind string) {
-		f := newFixture(t, kind, Options{Prefix: "/ops/tasks"})
+		f := newFixture(t, kind, Options{Prefix: "/ops/tasks", Authorize: AnyoneMayWrite})
 		pages := map[string][]string{
 			"/ops/tasks/":                      {`data-type="report"`, `data-type="later"`, "FAILED", "none due (next in ", "No task is due.", `id="throughput"`, `class="bar-success"`, "1 succeeded, <span class=\"status-failed\">1 failed</span>, 0 cancelled"},
 			"/ops/tasks/tasks":                 {`data-status="FAILED"`, `data-status="SUCCESS"`, `data-status="QUEUED"`, "k-1", "alice"},
@@ -256,17 +256,29 @@ func TestActions(t *testing.T) {
 	})
 }
 
+// A UI is read-only unless Authorize grants writes (ReadOnly wins over
+// it): a UI mounted on a public mux with Options{} exposes no action.
 func TestReadOnlyAndAuthorize(t *testing.T) {
 	forEngine(t, func(t *testing.T, kind string) {
-		f := newFixture(t, kind, Options{ReadOnly: true})
-		_, page, _ := f.get(t, "/tasks/"+id(f.failed))
-		if strings.Contains(page, `id="retry"`) || !strings.Contains(page, "read-only") {
-			t.Errorf("a read-only UI shows the retry button:\n%s", page)
+		for name, opts := range map[string]Options{
+			"by default":         {},
+			"with ReadOnly":      {ReadOnly: true, Authorize: AnyoneMayWrite},
+			"as Authorize tells": {Authorize: func(*http.Request) (Access, error) { return Access{User: "viewer"}, nil }},
+		} {
+			f := newFixture(t, kind, opts)
+			_, page, _ := f.get(t, "/tasks/"+id(f.failed))
+			if strings.Contains(page, `id="retry"`) || !strings.Contains(page, "read-only") {
+				t.Errorf("a UI read-only %s shows the retry button:\n%s", name, page)
+			}
+			_, tasks, _ := f.get(t, "/tasks")
+			token := csrfOf(t, tasks)
+			if code, _ := f.post(t, "/tasks/"+id(f.failed)+"/retry", url.Values{"csrf": {token}}); code != http.StatusForbidden {
+				t.Errorf("retry on a UI read-only %s: %d, want 403", name, code)
+			}
 		}
-		_, tasks, _ := f.get(t, "/tasks")
-		token := csrfOf(t, tasks)
-		if code, _ := f.post(t, "/tasks/"+id(f.failed)+"/retry", url.Values{"csrf": {token}}); code != http.StatusForbidden {
-			t.Errorf("retry on a read-only UI: %d, want 403", code)
+		writable := newFixture(t, kind, Options{Authorize: AnyoneMayWrite})
+		if _, page, _ := writable.get(t, "/tasks/"+id(writable.failed)); !strings.Contains(page, `id="retry"`) {
+			t.Errorf("a UI whose Authorize grants writes lacks the retry button:\n%s", page)
 		}
 
 		denied := newFixture(t, kind, Options{Authorize: func(*http.Request) (Access, error) { return Access{}, errors.New("no session") }})
@@ -287,7 +299,7 @@ func id(n runtime.TaskID) string { return strconv.FormatInt(int64(n), 10) }
 // With more than countBound tasks of a status, the overview and the types
 // page count countBound+1 of them and say the figure is a lower bound.
 func TestCountsAreBounded(t *testing.T) {
-	f := newFixture(t, "sqlite", Options{})
+	f := newFixture(t, "sqlite", Options{Authorize: AnyoneMayWrite})
 	reqs := make([]runtime.Request, 1000)
 	for i := range reqs {
 		reqs[i] = runtime.Request{Type: "bulk", Payload: []byte(`{}`), Options: []runtime.EnqueueOption{runtime.WithDelay(time.Hour)}}

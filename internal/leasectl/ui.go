@@ -35,7 +35,9 @@ func serveUI(_ context.Context, e *env, args []string) error {
 	if users == nil && !loopback(*addr) {
 		return fmt.Errorf("%w: ui -addr %s is not a loopback address: give -basic-auth-file FILE (lines of user:password), or serve on 127.0.0.1", errUsage, *addr)
 	}
-	opts := ui.Options{ReadOnly: *readOnly, Logger: slog.New(slog.NewTextHandler(e.stderr, nil))}
+	// On a loopback address without users, the operator at this machine
+	// may act; with users, each is named in the action log.
+	opts := ui.Options{ReadOnly: *readOnly, Authorize: ui.AnyoneMayWrite, Logger: slog.New(slog.NewTextHandler(e.stderr, nil))}
 	if users != nil {
 		opts.Authorize = basicAuth(users)
 	}
