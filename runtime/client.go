@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -77,7 +78,8 @@ func NewClient(engine *Engine, cfg ClientConfig) (*Client, error) {
 	return &Client{engine: engine, cfg: cfg}, nil
 }
 
-// Enqueue stores one task and returns its id.
+// Enqueue stores one task and returns its id. The payload is JSON (what
+// the generated handlers decode); nil stores {}.
 func (c *Client) Enqueue(ctx context.Context, taskType string, payload []byte, opts ...EnqueueOption) (TaskID, error) {
 	return c.EnqueueRequest(ctx, Request{Type: taskType, Payload: payload, Options: opts})
 }
@@ -216,8 +218,12 @@ func (c *Client) newTask(r Request) (driver.NewTask, error) {
 		return driver.NewTask{}, fmt.Errorf("%w: %s metadata is %d bytes as JSON, the limit is %d", ErrInvalidTask, r.Type, len(metadata), maxMetadataBytes)
 	}
 	payload := r.Payload
-	if payload == nil {
-		payload = []byte{}
+	switch {
+	case payload == nil:
+		payload = []byte("{}")
+	case !json.Valid(payload):
+		return driver.NewTask{}, fmt.Errorf("%w: %s payload is not JSON (%s): encode it with json.Marshal; bytes go in a JSON string, base64",
+			ErrInvalidTask, r.Type, preview(payload))
 	}
 	return driver.NewTask{
 		Type:        r.Type,
@@ -321,3 +327,12 @@ func (c *Client) Cancel(ctx context.Context, id TaskID) error {
 
 // AttemptInfo is one attempt of a task (TaskInfo.Attempts).
 type AttemptInfo = leasetype.AttemptInfo
+
+// preview quotes the start of a payload for an error.
+func preview(payload []byte) string {
+	const show = 40
+	if len(payload) > show {
+		return fmt.Sprintf("%q...", payload[:show])
+	}
+	return fmt.Sprintf("%q", payload)
+}

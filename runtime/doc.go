@@ -26,7 +26,9 @@
 //	id, err := client.Enqueue(ctx, "import", payloadJSON,
 //		runtime.WithPriority(10), runtime.WithOwner(tenant), runtime.WithIdempotencyKey(requestID))
 //
-// EnqueueTx and EnqueueManyTx write inside the caller's transaction, so a task
+// A payload is JSON, which the generated handlers decode: a payload that is
+// not is refused with ErrInvalidTask, and nil stores {}. EnqueueTx and
+// EnqueueManyTx write inside the caller's transaction, so a task
 // exists exactly when the caller's own writes commit. EnqueueMany stores a
 // batch atomically in one statement per 1,000 rows. An idempotency key is
 // unique per task type: enqueueing it again returns the existing task's id.

@@ -120,7 +120,10 @@ func ExampleRunIdempotent() {
 		log.Fatal(err)
 	}
 	err = w.Handle("invoice", func(ctx context.Context, t *runtime.Task) error {
-		invoice := string(t.Payload)
+		var invoice string // the payload is JSON: here a string
+		if err := json.Unmarshal(t.Payload, &invoice); err != nil {
+			return runtime.Permanent(err)
+		}
 		return runtime.RunIdempotent(ctx, t, invoice, func(ctx context.Context, tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, "INSERT INTO invoices (id) VALUES (?)", invoice)
 			return err
@@ -139,7 +142,7 @@ func ExampleRunIdempotent() {
 		log.Fatal(err)
 	}
 	for range 2 { // the same invoice twice
-		id, err := client.Enqueue(ctx, "invoice", []byte("inv-1"))
+		id, err := client.Enqueue(ctx, "invoice", []byte(`"inv-1"`))
 		if err != nil {
 			log.Fatal(err)
 		}

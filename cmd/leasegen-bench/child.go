@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -156,18 +156,23 @@ func paced(ctx context.Context, client *runtime.Client, taskType string, rate, c
 	return nil
 }
 
+// sendStamp is a latency task's payload: its send time and whether the
+// task is measured.
+type sendStamp struct {
+	SentNS   int64 `json:"sent_ns"`
+	Measured bool  `json:"measured"`
+}
+
 // stamp encodes a send time and whether the task is measured.
 func stamp(sent time.Time, measured bool) []byte {
-	b := binary.BigEndian.AppendUint64(nil, uint64(sent.UnixNano()))
-	if measured {
-		return append(b, 1)
-	}
-	return append(b, 0)
+	return fmt.Appendf(nil, `{"sent_ns":%d,"measured":%t}`, sent.UnixNano(), measured)
 }
 
 // unstamp decodes a stamp.
 func unstamp(p []byte) (sent time.Time, measured bool) {
-	return time.Unix(0, int64(binary.BigEndian.Uint64(p))), p[8] == 1
+	var s sendStamp
+	_ = json.Unmarshal(p, &s) // the bench's own encoding
+	return time.Unix(0, s.SentNS), s.Measured
 }
 
 // rssKB reads this process's resident set size in kB.

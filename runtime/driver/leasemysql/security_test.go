@@ -57,10 +57,10 @@ func TestLeastPrivilegeUser(t *testing.T) {
 	cfgW.GlobalLimit = 4
 	b.StartWorker(t, cfgW, map[string]runtime.HandlerFunc{
 		"pay": func(ctx context.Context, task *runtime.Task) error {
-			return runtime.RunIdempotent(ctx, task, string(task.Payload), func(context.Context, *sql.Tx) error { return nil })
+			return runtime.RunIdempotent(ctx, task, strings.Trim(string(task.Payload), `"`), func(context.Context, *sql.Tx) error { return nil })
 		},
 	}, runtime.WithSchedule(runtime.Periodic{Every: time.Second, Payload: []byte(`"tick"`)}))
-	id, err := b.Client.Enqueue(bg, "pay", []byte("order-1"))
+	id, err := b.Client.Enqueue(bg, "pay", []byte(`"order-1"`))
 	dbtest.Must(t, "enqueue", err)
 	b.WaitStatus(t, id, runtime.StatusSuccess)
 	dbtest.Must(t, "pause as the worker user", b.Client.Pause(bg, "pay"))

@@ -298,6 +298,12 @@ func testEnqueueRejectsBadInput(t *testing.T, b *Bundle) {
 			t.Errorf("%s: err = %v, want ErrInvalidTask saying %q", name, err, c.want)
 		}
 	}
+	for _, payload := range []string{"not json", "", `{"a":1`, "\xff"} {
+		_, err := b.Client.Enqueue(bg, "a", []byte(payload))
+		if !errors.Is(err, runtime.ErrInvalidTask) || !strings.Contains(err.Error(), "payload is not JSON") {
+			t.Errorf("payload %q: err = %v, want ErrInvalidTask saying it is not JSON", payload, err)
+		}
+	}
 	if n := b.Total(t); n != 0 {
 		t.Errorf("%d rows stored by refused requests", n)
 	}
@@ -310,9 +316,14 @@ func testEnqueueRejectsBadInput(t *testing.T, b *Bundle) {
 			t.Errorf("priority %d stored as %d", p, info.Priority)
 		}
 	}
-	// A nil payload is an empty one, alone and in a batch.
-	_, err := b.Client.Enqueue(bg, "a", nil)
+	// A nil payload is {}, alone and in a batch.
+	none, err := b.Client.Enqueue(bg, "a", nil)
 	dbtest.Must(t, "nil payload", err)
-	_, err = b.Client.EnqueueMany(bg, []runtime.Request{{Type: "a"}, {Type: "a", Payload: nil}})
+	ids, err := b.Client.EnqueueMany(bg, []runtime.Request{{Type: "a"}, {Type: "a", Payload: nil}})
 	dbtest.Must(t, "nil payloads in a batch", err)
+	for _, id := range append(ids, none) {
+		if info, err := b.Client.Get(bg, id); err != nil || string(info.Payload) != "{}" {
+			t.Errorf("a nil payload is stored as %q (%v), want {}", info.Payload, err)
+		}
+	}
 }

@@ -322,6 +322,10 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 	id := b.Enqueue(t, "long")
 	<-started
 	<-renewed.renewed // a renewal got through
+	// Paused until the rescue: a poll of the cut-off worker that runs once
+	// it is reconnected, before its Stop begins, claims nothing. (A pause
+	// leaves running tasks alone.)
+	dbtest.Must(t, "pause", b.Client.Pause(bg, "long"))
 	stall()
 	f := <-fences
 	if !errors.Is(f.cause, runtime.ErrLeaseExpiring) {
@@ -336,9 +340,6 @@ func testSelfFencingWhenRenewalsFail(t *testing.T, b *Bundle) {
 		t.Logf("self-fenced %s before the lease expired", margin.Round(time.Millisecond))
 	}
 	// Stop the cut-off worker while it is still cut off, then reconnect.
-	// The type is paused meanwhile: a poll of the cut-off worker that
-	// runs once reconnected, before its Stop begins, claims nothing.
-	dbtest.Must(t, "pause", b.Client.Pause(bg, "long"))
 	stopped := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(bg, 5*time.Second)

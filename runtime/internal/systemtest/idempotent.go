@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,17 +21,17 @@ func testRunIdempotentSkipsRecordedKey(t *testing.T, b *Bundle) {
 	var ran atomic.Int32
 	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
 		"charge": func(ctx context.Context, task *runtime.Task) error {
-			return runtime.RunIdempotent(ctx, task, string(task.Payload), func(ctx context.Context, tx *sql.Tx) error {
+			return runtime.RunIdempotent(ctx, task, strings.Trim(string(task.Payload), `"`), func(ctx context.Context, tx *sql.Tx) error {
 				ran.Add(1)
 				_, err := tx.ExecContext(ctx, b.H.SQL("INSERT INTO effects VALUES (?, ?, 'w')"), task.ID, task.Attempt)
 				return err
 			})
 		},
 	})
-	first, err := b.Client.Enqueue(bg, "charge", []byte("order-1"))
+	first, err := b.Client.Enqueue(bg, "charge", []byte(`"order-1"`))
 	dbtest.Must(t, "enqueue", err)
 	b.WaitStatus(t, first, runtime.StatusSuccess)
-	second, err := b.Client.Enqueue(bg, "charge", []byte("order-1"))
+	second, err := b.Client.Enqueue(bg, "charge", []byte(`"order-1"`))
 	dbtest.Must(t, "enqueue", err)
 	info := b.WaitStatus(t, second, runtime.StatusSuccess)
 	if want := fmt.Sprintf(`skipped: task %d already did the work of idempotency key "order-1"`, first); info.Result != want {
