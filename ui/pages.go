@@ -76,6 +76,10 @@ func (s *server) fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, runtime.ErrUnavailable):
 		s.opts.Logger.Error("leasegen ui: the database is unavailable", "err", err)
 		http.Error(w, "the database is unavailable; try again", http.StatusServiceUnavailable)
+	case errors.Is(err, runtime.ErrNoSchema):
+		s.opts.Logger.Error("leasegen ui: the database lacks leasegen's schema", "err", err)
+		http.Error(w, "the database lacks leasegen's schema (or its newest versions): run leasectl migrate up, "+
+			"or Engine.Migrate, then reload", http.StatusServiceUnavailable)
 	default:
 		s.opts.Logger.Error("leasegen ui: page failed", "err", err)
 		http.Error(w, "internal error (logged)", http.StatusInternalServerError)

@@ -346,3 +346,22 @@ func TestRedactCoversErrors(t *testing.T) {
 		})
 	}
 }
+
+// On a database without the schema every page says what to do, not
+// "internal error".
+func TestUnmigratedDatabaseSaysWhatToDo(t *testing.T) {
+	db, err := leasesqlite.Open(filepath.Join(t.TempDir(), "empty.db"))
+	dbtest.Must(t, "open", err)
+	t.Cleanup(func() { db.Close() })
+	client, err := runtime.NewClient(runtime.NewEngine(leasesqlite.New(db)), runtime.ClientConfig{})
+	dbtest.Must(t, "client", err)
+	h, err := New(client, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	dbtest.Must(t, "ui", err)
+	for _, path := range []string{"/", "/tasks", "/types", "/workers", "/schedules", "/tasks/1"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "leasectl migrate up") {
+			t.Errorf("GET %s on an unmigrated database: %d %q, want 503 saying to run leasectl migrate up", path, rec.Code, rec.Body.String())
+		}
+	}
+}

@@ -15,12 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/ui"
 )
 
 // serveUI serves the web UI until interrupted. On an address that is not
 // loopback it refuses to start without credentials.
-func serveUI(_ context.Context, e *env, args []string) error {
+func serveUI(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("ui")
 	addr := fs.String("addr", "127.0.0.1:8080", "")
 	readOnly := fs.Bool("read-only", false, "")
@@ -47,6 +48,11 @@ func serveUI(_ context.Context, e *env, args []string) error {
 	}
 	if users != nil {
 		h = challenge(h)
+	}
+	if pending, err := pendingMigrations(ctx, e.engine); err != nil {
+		return err
+	} else if pending > 0 {
+		fmt.Fprintf(e.stdout, "note: the database lacks %d of leasegen's schema versions: the pages say so until leasectl migrate up applies them\n", pending)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -132,4 +138,16 @@ func challenge(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// pendingMigrations counts the schema versions not applied.
+func pendingMigrations(ctx context.Context, engine *runtime.Engine) (int, error) {
+	states, err := engine.MigrationStatus(ctx)
+	n := 0
+	for _, st := range states {
+		if st.AppliedAt.IsZero() {
+			n++
+		}
+	}
+	return n, err
 }

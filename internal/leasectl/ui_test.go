@@ -1,12 +1,14 @@
 package leasectl
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 	"github.com/leasegen/leasegen/ui"
@@ -65,5 +67,21 @@ func TestUIIsClosedByDefault(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("GET / as %q/%q: %d, want %d", c.user, c.pass, resp.StatusCode, c.want)
 		}
+	}
+}
+
+// leasectl ui counts the schema versions a database lacks, to say so at
+// start-up.
+func TestPendingMigrations(t *testing.T) {
+	db, err := leasesqlite.Open(filepath.Join(t.TempDir(), "empty.db"))
+	dbtest.Must(t, "open", err)
+	t.Cleanup(func() { db.Close() })
+	engine := runtime.NewEngine(leasesqlite.New(db))
+	if n, err := pendingMigrations(context.Background(), engine); err != nil || n == 0 {
+		t.Errorf("pending on an empty database: %d, %v; want every version", n, err)
+	}
+	dbtest.Must(t, "migrate", engine.Migrate(context.Background()))
+	if n, err := pendingMigrations(context.Background(), engine); err != nil || n != 0 {
+		t.Errorf("pending after Migrate: %d, %v; want 0", n, err)
 	}
 }
