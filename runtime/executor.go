@@ -311,7 +311,7 @@ func (e *execution) release(ctx context.Context, delay time.Duration, why string
 func (e *execution) record(ok bool, err error, counter interface{ Add(int64) int64 }, op, outcome string) string {
 	switch {
 	case err != nil:
-		e.x.logger.Error("leasegen: "+op+" failed; recovery will requeue the task", e.logAttrs("err", err)...)
+		e.logWriteFailed(op, err)
 		return OutcomeError
 	case !ok:
 		e.x.stats.staleWrites.Add(1)
@@ -320,6 +320,30 @@ func (e *execution) record(ok bool, err error, counter interface{ Add(int64) int
 	default:
 		counter.Add(1)
 		return outcome
+	}
+}
+
+// writeCheckWait bounds the read that follows a failed write.
+const writeCheckWait = time.Second
+
+// logWriteFailed logs a fenced write that returned an error with what the
+// task's row says now: a COMMIT that reports an error may have committed
+// (PostgreSQL, a connection lost after the server committed), and then the
+// task is finished, not left to recovery.
+func (e *execution) logWriteFailed(op string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), writeCheckWait)
+	defer cancel()
+	info, readErr := e.x.tables.TaskGet(ctx, e.task.ID)
+	switch {
+	case readErr == nil && info.Status.Terminal():
+		e.x.logger.Warn("leasegen: "+op+" reported an error, yet the task is "+string(info.Status)+": a write committed before the error",
+			e.logAttrs("err", err)...)
+	case readErr == nil:
+		e.x.logger.Error("leasegen: "+op+" failed; recovery will requeue the task once its lease expires",
+			e.logAttrs("err", err, "status", info.Status)...)
+	default:
+		e.x.logger.Error("leasegen: "+op+" failed, and the task could not be read; recovery will requeue it if its lease expires unfinished",
+			e.logAttrs("err", err)...)
 	}
 }
 
