@@ -29,7 +29,10 @@ const defaultMaxAttempts = 5
 // ClientConfig configures a Client. Zero fields take their defaults.
 type ClientConfig struct {
 	// MaxPayloadBytes bounds an encoded payload. Default 1 MiB; at most
-	// 8 MiB, below MariaDB's default max_allowed_packet.
+	// 8 MiB. A MySQL server may take less: half its max_allowed_packet
+	// less 64 KiB (escaping can double a payload), 8,323,072 bytes on
+	// MariaDB's default of 16 MiB; a larger payload is ErrPayloadTooLarge
+	// at the enqueue, naming the server's limit.
 	MaxPayloadBytes int
 	// DefaultMaxAttempts applies when an enqueue does not set one. Default 5.
 	DefaultMaxAttempts int
