@@ -131,6 +131,13 @@ func (b *builder) task(ts *ast.TypeSpec, doc *ast.CommentGroup) *Task {
 	if len(optErrs) > 0 {
 		return nil
 	}
+	if opts.Payload != "" {
+		if problem := tickPayloadProblem(obj.Type(), opts.Payload, ts.Name.Name); problem != "" {
+			at := directive.Slash + token.Pos(max(0, strings.Index(directive.Text, "payload=")))
+			b.errs.add(b.pos(at), "make it decode into "+ts.Name.Name+", or every tick fails for good",
+				"payload=%s does not decode: %s", opts.Payload, problem)
+		}
+	}
 	return t
 }
 

@@ -38,7 +38,8 @@
 //	                 the latest of them) or backfill:N (the latest N)
 //	overlap=POLICY   allow (the default), or skip a tick while the previous
 //	                 tick's task is queued or running
-//	payload='JSON'   each tick's payload (default {}); it must be valid JSON
+//	payload='JSON'   each tick's payload (default {}); it must decode into the
+//	                 payload type, unknown fields refused (checked here)
 //
 //	//leasegen:task name=nightly_report cron="0 3 * * *" tz=Europe/Berlin overlap=skip
 //	type NightlyReportPayload struct{ Region string `json:"region"` }
