@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,6 +164,14 @@ func TestInBrowser(t *testing.T) {
 	if err := browser.navigate(f.srv.URL + "/ops/tasks/" + id(f.failed)); err != nil {
 		t.Fatal(err)
 	}
+	// A stack line far wider than the window wraps: the page does not
+	// scroll sideways. The task's metadata is on its page.
+	if wide, _ := browser.eval(`document.documentElement.scrollWidth + '/' + window.innerWidth`); !fitsWindow(string(wide)) {
+		t.Errorf("the task page with a long stack line is %s px wide (page/window): it does not wrap", wide)
+	}
+	if md, _ := browser.eval(`document.getElementById('metadata').textContent`); !strings.Contains(string(md), "trace_id") {
+		t.Errorf("the task page's metadata reads %s, want its trace_id", md)
+	}
 	if _, err := browser.eval(`document.getElementById('retry').click()`); err != nil {
 		t.Fatal(err)
 	}
@@ -189,4 +198,13 @@ func TestInBrowser(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	fmt.Fprintf(os.Stderr, "ui screenshots in %s\n", shots)
+}
+
+// fitsWindow reads "scrollWidth/innerWidth", as JSON, and reports whether
+// the page fits the window's width.
+func fitsWindow(js string) bool {
+	page, window, ok := strings.Cut(strings.Trim(js, `"`), "/")
+	p, err1 := strconv.Atoi(page)
+	w, err2 := strconv.Atoi(window)
+	return ok && err1 == nil && err2 == nil && p <= w
 }

@@ -60,13 +60,14 @@ func newFixture(t *testing.T, kind string, opts Options) *fixture {
 	f.client = client
 	evil := `<script>alert("x")</script>`
 	ok, _ := client.Enqueue(bg, "report", []byte(`{"n":1}`), runtime.WithOwner("alice"), runtime.WithIdempotencyKey("k-1"))
-	f.failed, _ = client.Enqueue(bg, "report", []byte(`{"html":"`+strings.ReplaceAll(evil, `"`, `\"`)+`"}`), runtime.WithMaxAttempts(1))
+	f.failed, _ = client.Enqueue(bg, "report", []byte(`{"html":"`+strings.ReplaceAll(evil, `"`, `\"`)+`"}`), runtime.WithMaxAttempts(1),
+		runtime.WithMetadata(map[string]string{"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}))
 	f.queued, _ = client.Enqueue(bg, "later", []byte(`{}`), runtime.WithDelay(time.Hour))
 	w, err := runtime.NewWorker(engine, runtime.Config{LeaseTimeout: time.Second, HeartbeatInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	dbtest.Must(t, "worker", err)
 	dbtest.Must(t, "handle", w.Handle("report", func(_ context.Context, task *runtime.Task) error {
-		if task.ID == f.failed {
-			return runtime.Permanent(errors.New(evil))
+		if task.ID == f.failed { // with a stack line far wider than a screen
+			return runtime.Permanent(errors.New(evil + "\n" + longStackLine))
 		}
 		return nil
 	}, runtime.WithSchedule(runtime.Periodic{Name: "hourly-report", Cron: "@hourly", Zone: "Europe/Berlin"})))
@@ -90,6 +91,9 @@ func newFixture(t *testing.T, kind string, opts Options) *fixture {
 	f.http = &http.Client{Jar: jar}
 	return f
 }
+
+// longStackLine is a frame of a stack trace with a long, unbroken path.
+var longStackLine = "\tgithub.com/example/service/internal/" + strings.Repeat("deeply_nested_package_name/", 20) + "handler.go:42 +0x1d"
 
 func waitDone(t *testing.T, c *runtime.Client, id runtime.TaskID) {
 	t.Helper()
@@ -149,7 +153,8 @@ func TestPages(t *testing.T) {
 			"/ops/tasks/tasks":                 {`data-status="FAILED"`, `data-status="SUCCESS"`, `data-status="QUEUED"`, "k-1", "alice"},
 			"/ops/tasks/tasks?status=failed":   {`data-status="FAILED"`},
 			"/ops/tasks/tasks?key=k-1":         {"alice"},
-			"/ops/tasks/tasks/" + id(f.failed): {`id="task-status">FAILED`, "&lt;script&gt;", `id="retry"`, "outcome-failed", "leasectl", " UTC / "},
+			"/ops/tasks/tasks/" + id(f.failed): {`id="task-status">FAILED`, "&lt;script&gt;", `id="retry"`, "outcome-failed", "leasectl", " UTC / ",
+				`<code>trace_id</code> 4bf92f3577b34da6a3ce929d0e0e4736`},
 			"/ops/tasks/workers":               {"data-worker=", "report"},
 			"/ops/tasks/types":                 {`data-type="report"`, "pause"},
 			"/ops/tasks/schedules":             {`data-schedule="hourly-report"`, "cron @hourly Europe/Berlin", " UTC (", ", Europe/Berlin)", "active (1 workers)", ">pause<", ">trigger<"},

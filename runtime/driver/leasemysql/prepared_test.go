@@ -2,6 +2,7 @@ package leasemysql
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -15,13 +16,15 @@ import (
 )
 
 // plainRequests are n plain tasks (prepared.go) that use every field a
-// prepared row binds: payloads of all 256 byte values, empty and quoting
-// ones, two types and several attempt counts.
+// prepared row binds: JSON payloads that hold every character up to
+// U+00FF (escaped as JSON escapes them), quotes, backslashes and control
+// whitespace, an empty string, two types and several attempt counts.
 func plainRequests(n int) []runtime.Request {
-	all := make([]byte, 256)
-	for i := range all {
-		all[i] = byte(i)
+	runes := make([]rune, 256)
+	for i := range runes {
+		runes[i] = rune(i)
 	}
+	all, _ := json.Marshal(string(runes))
 	reqs := make([]runtime.Request, n)
 	for i := range reqs {
 		r := runtime.Request{Type: "plain", Payload: fmt.Appendf(nil, `{"n":%d}`, i)}
@@ -29,9 +32,9 @@ func plainRequests(n int) []runtime.Request {
 		case 0:
 			r.Payload = all
 		case 1:
-			r.Payload = []byte(`'"\N` + "\\\t")
+			r.Payload = []byte("[\t" + `"'\"\\N"` + "\r\n]")
 		case 2:
-			r.Payload = []byte{}
+			r.Payload = []byte(`""`)
 		case 3:
 			r.Type, r.Options = "plain-too", []runtime.EnqueueOption{runtime.WithMaxAttempts(9)}
 		}
