@@ -64,8 +64,8 @@ func (c *Client) Retry(ctx context.Context, id TaskID) error {
 	// retry resets: keep it in the history first. Workers trim the
 	// history to their AttemptHistory.
 	for _, a := range bookkeeping.History(before, nil) {
-		rec := driver.AttemptRecord{TaskID: id, Attempt: a.Attempt, Worker: a.Worker, StartedAt: a.StartedAt, Outcome: a.Outcome,
-			Error: a.Error, Duration: a.Duration}
+		rec := driver.AttemptRecord{TaskID: id, Attempt: a.Attempt, Worker: a.Worker, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt,
+			Outcome: a.Outcome, Error: a.Error, Duration: a.Duration}
 		if err := bookkeeping.RecordAttempts(ctx, c.engine.tables, []driver.AttemptRecord{rec}, bookkeeping.KeepAll); err != nil {
 			return c.engine.classify(err)
 		}

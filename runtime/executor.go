@@ -264,7 +264,9 @@ func (e *execution) fail(ctx context.Context, err, cause error) string {
 	ok, werr := x.driver.Fail(ctx, x.workerID, e.ref, f)
 	outcome = e.record(ok, werr, counter, "fail", outcome)
 	e.logFailure(outcome, msg, f.Backoff)
-	if outcome == OutcomeRetry {
+	if outcome == OutcomeRetry || outcome == OutcomeFailed {
+		// The row tells that the last attempt failed, not how: a panic,
+		// an error or a timeout.
 		e.remember(ctx, e.failureOutcome(cause), msg)
 	}
 	return outcome
@@ -406,6 +408,8 @@ func (e *execution) failureOutcome(cause error) string {
 		return leasetype.AttemptPanic
 	case errors.Is(cause, ErrExecutionTimeout):
 		return leasetype.AttemptTimedOut
+	case errors.Is(cause, ErrCancelRequested):
+		return leasetype.AttemptCancelled
 	}
 	return leasetype.AttemptError
 }

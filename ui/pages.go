@@ -326,7 +326,7 @@ var funcs = template.FuncMap{
 		return []string{"pause", "trigger"}
 	},
 	"lower": func(s runtime.Status) string { return strings.ToLower(string(s)) },
-	"dur":   func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"dur":   duration,
 	"first": func(s string) string {
 		line, _, _ := strings.Cut(s, "\n")
 		if len(line) > 120 {
@@ -374,4 +374,13 @@ func zoned(t time.Time, spec string) string {
 		return stamp(t)
 	}
 	return stamp(t) + " (" + t.In(loc).Format("2006-01-02 15:04 MST") + ", " + loc.String() + ")"
+}
+
+// duration rounds d to milliseconds, or to microseconds below one: an
+// attempt that failed at once reads 48µs, not 0s.
+func duration(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
 }

@@ -169,6 +169,9 @@ func printAttempts(out io.Writer, attempts []runtime.AttemptInfo) error {
 		duration := "-"
 		if !a.FinishedAt.IsZero() {
 			duration = a.Duration.Round(time.Millisecond).String()
+			if a.Duration < time.Millisecond { // an attempt that failed at once: 48µs, not 0s
+				duration = a.Duration.Round(time.Microsecond).String()
+			}
 		}
 		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Attempt, a.Outcome, dash(a.Worker), stamp(a.StartedAt), stamp(a.FinishedAt),
 			duration, dash(firstLine(a.Error, 80)))

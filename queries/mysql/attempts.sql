@@ -1,10 +1,11 @@
 -- Queries on leasegen_attempts: the attempts that did not end their task.
 
 -- name: AttemptInsert :exec
--- An attempt recorded twice (a retried write) keeps its first row.
+-- An attempt recorded twice (a retried write) keeps its first row. Its
+-- finished_at is the given instant, or the database's clock without one.
 INSERT IGNORE INTO leasegen_attempts
   (task_id, attempt, worker, started_at, finished_at, outcome, error, duration_us)
-VALUES (?, ?, ?, ?, NOW(3), ?, ?, ?);
+VALUES (?, ?, ?, ?, COALESCE(sqlc.narg(finished_at), NOW(3)), ?, ?, ?);
 
 -- name: AttemptTrim :exec
 -- Keeps a task's latest attempts: those above the given number.

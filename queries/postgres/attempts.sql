@@ -1,10 +1,11 @@
 -- Queries on leasegen_attempts: the attempts that did not end their task.
 
 -- name: AttemptInsert :exec
--- An attempt recorded twice (a retried write) keeps its first row.
+-- An attempt recorded twice (a retried write) keeps its first row. Its
+-- finished_at is the given instant, or the database's clock without one.
 INSERT INTO leasegen_attempts
   (task_id, attempt, worker, started_at, finished_at, outcome, error, duration_us)
-VALUES ($1, $2, $3, $4, now(), $5, $6, $7)
+VALUES (@task_id, @attempt, @worker, @started_at, COALESCE(sqlc.narg(finished_at)::timestamptz, now()), @outcome, @error, @duration_us)
 ON CONFLICT DO NOTHING;
 
 -- name: AttemptTrim :exec

@@ -212,9 +212,12 @@ type AttemptRecord struct {
 	Attempt   int
 	Worker    string
 	StartedAt time.Time // the claim's instant, on the database's clock
-	Outcome   string    // a leasetype.Attempt* outcome
-	Error     string
-	Duration  time.Duration // the handler's run time
+	// FinishedAt is when the attempt ended, on the database's clock; zero
+	// for the instant the record is stored.
+	FinishedAt time.Time
+	Outcome    string // a leasetype.Attempt* outcome
+	Error      string
+	Duration   time.Duration // the handler's run time
 }
 
 // FinishedGroup is a count of ThroughputCount: the tasks of one type that

@@ -130,6 +130,9 @@ func testTablesRegistryPausedAttempts(t *testing.T, b *Bundle) {
 	for attempt := 1; attempt <= 3; attempt++ {
 		rec := driver.AttemptRecord{TaskID: id, Attempt: attempt, Worker: "w", StartedAt: now, Outcome: leasetype.AttemptFailed,
 			Error: "boom", Duration: 1500 * time.Microsecond}
+		if attempt == 3 {
+			rec.FinishedAt = now.Add(time.Minute) // given: stored as given
+		}
 		dbtest.Must(t, "insert an attempt", tb.AttemptInsert(bg, rec))
 		dbtest.Must(t, "insert it again", tb.AttemptInsert(bg, rec))
 	}
@@ -138,8 +141,9 @@ func testTablesRegistryPausedAttempts(t *testing.T, b *Bundle) {
 	dbtest.Must(t, "list attempts", err)
 	// A millisecond column truncates (MariaDB) or rounds (MySQL) the instant.
 	if len(attempts) != 2 || attempts[0].Attempt != 2 || attempts[1].Attempt != 3 || attempts[0].Error != "boom" ||
-		attempts[0].Duration != 1500*time.Microsecond || attempts[0].StartedAt.Sub(now).Abs() > time.Millisecond {
-		t.Errorf("attempts after a trim up to 1: %+v", attempts)
+		attempts[0].Duration != 1500*time.Microsecond || attempts[0].StartedAt.Sub(now).Abs() > time.Millisecond ||
+		attempts[0].FinishedAt.Sub(now).Abs() > time.Minute/2 || attempts[1].FinishedAt.Sub(now.Add(time.Minute)).Abs() > time.Millisecond {
+		t.Errorf("attempts after a trim up to 1 (the third finished a minute after the others): %+v", attempts)
 	}
 	if orphans, err := tb.AttemptOrphans(bg, 10); err != nil || len(orphans) != 0 {
 		t.Errorf("orphans while the task exists: %v, %v", orphans, err)

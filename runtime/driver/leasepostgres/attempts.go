@@ -2,6 +2,7 @@ package leasepostgres
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -14,7 +15,7 @@ func (t tables) AttemptInsert(ctx context.Context, r driver.AttemptRecord) error
 	return t.Write(ctx, func() error {
 		return t.s.q.AttemptInsert(ctx, t.q, pgdb.AttemptInsertParams{
 			TaskID: int64(r.TaskID), Attempt: int32(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt,
-			Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
+			FinishedAt: sql.NullTime{Time: r.FinishedAt, Valid: !r.FinishedAt.IsZero()}, Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
 		})
 	})
 }

@@ -14,7 +14,7 @@ func (t tables) AttemptInsert(ctx context.Context, r driver.AttemptRecord) error
 	return t.Write(ctx, func() error {
 		return t.s.q.AttemptInsert(ctx, t.q, sqlitedb.AttemptInsertParams{
 			TaskID: int64(r.TaskID), Attempt: int64(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt.UnixMilli(),
-			Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
+			FinishedAt: sqlbuild.MillisOrNil(r.FinishedAt), Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
 		})
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // outcomes lists a history's outcomes, space-separated.
@@ -23,11 +24,12 @@ func outcomes(attempts []runtime.AttemptInfo) string {
 
 // A task's history keeps every attempt: a failure, a panic, a snooze, a
 // lease that expired and was recovered, the success that ended it, each
-// with its worker and instants; a task failed for good keeps its last
-// attempt through Retry; AttemptHistory bounds what is kept; retention
+// with its worker, instants and run time; a task failed for good keeps
+// its last attempt, and how it failed, through Retry; AttemptHistory bounds what is kept; retention
 // deletes the history with its task.
 func testAttemptHistory(t *testing.T, b *Bundle) {
 	var calls atomic.Int32
+	running := make(chan struct{}, 1)
 	cfg := Config()
 	cfg.AttemptHistory = 3
 	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
@@ -42,7 +44,16 @@ func testAttemptHistory(t *testing.T, b *Bundle) {
 			}
 			return nil
 		},
-		"once": func(context.Context, *runtime.Task) error { return runtime.Permanent(errors.New("bad input")) },
+		"once":   func(context.Context, *runtime.Task) error { return runtime.Permanent(errors.New("bad input")) },
+		"panics": func(context.Context, *runtime.Task) error { panic("always") },
+		"cancel-me": func(ctx context.Context, task *runtime.Task) error {
+			if task.Attempt == 1 {
+				running <- struct{}{}
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
 		"five": func(_ context.Context, task *runtime.Task) error {
 			if task.Attempt < 5 {
 				return errors.New("not yet")
@@ -66,12 +77,46 @@ func testAttemptHistory(t *testing.T, b *Bundle) {
 		t.Errorf("errors in the history: %q, %q", a[0].Error, a[1].Error)
 	}
 
+	if a := info.Attempts; a[0].Duration <= 0 || a[1].Duration <= 0 {
+		t.Errorf("attempts that failed at once last %v and %v, want their run time", a[0].Duration, a[1].Duration)
+	}
+
 	once := b.Enqueue(t, "once", runtime.WithMaxAttempts(1))
 	b.WaitStatus(t, once, runtime.StatusFailed)
 	dbtest.Must(t, "retry", b.Client.Retry(bg, once))
 	b.WaitStatus(t, once, runtime.StatusFailed)
-	if info, _ := b.Client.Get(bg, once); outcomes(info.Attempts) != "failed failed" || info.Attempts[0].Error != "permanent: bad input" {
-		t.Errorf("history of a retried failure = %+v, want two failed attempts", info.Attempts)
+	if info, _ := b.Client.Get(bg, once); outcomes(info.Attempts) != "error error" || info.Attempts[0].Error != "permanent: bad input" {
+		t.Errorf("history of a retried failure = %+v, want two attempts that failed with an error", info.Attempts)
+	}
+
+	// A task cancelled while it ran, then retried, keeps the attempt that
+	// ended it with the instant it ended, not the retry's.
+	cancelled := b.Enqueue(t, "cancel-me")
+	<-running
+	dbtest.Must(t, "cancel", b.Client.Cancel(bg, cancelled))
+	ended := b.WaitStatus(t, cancelled, runtime.StatusCancelled)
+	var retryAt time.Time
+	testwait.Until(t, func() bool { // the database's clock moves on before the retry
+		var err error
+		retryAt, err = b.Driver.Tables().Now(bg)
+		dbtest.Must(t, "now", err)
+		return retryAt.Sub(ended.FinishedAt) > 20*time.Millisecond
+	}, func() string { return "the database's clock stands still" })
+	dbtest.Must(t, "retry", b.Client.Retry(bg, cancelled))
+	info, err = b.Client.Get(bg, cancelled)
+	dbtest.Must(t, "get", err)
+	if len(info.Attempts) == 0 || info.Attempts[0].Outcome != "cancelled" {
+		t.Errorf("history of a retried cancellation = %+v, want the cancelled attempt", info.Attempts)
+	} else if first := info.Attempts[0]; first.FinishedAt.Before(ended.FinishedAt.Add(-time.Millisecond)) || !first.FinishedAt.Before(retryAt) {
+		t.Errorf("the cancelled attempt finished at %v in the history, the task at %v, the retry came at %v: want its end, not the retry's instant",
+			first.FinishedAt, ended.FinishedAt, retryAt)
+	}
+
+	// A task that panics at every attempt says so at every attempt.
+	panics := b.Enqueue(t, "panics", runtime.WithMaxAttempts(2))
+	b.WaitStatus(t, panics, runtime.StatusFailed)
+	if info, _ := b.Client.Get(bg, panics); outcomes(info.Attempts) != "panic panic" {
+		t.Errorf("history of a task that always panics = %q, want panic panic", outcomes(info.Attempts))
 	}
 
 	five := b.Enqueue(t, "five", runtime.WithMaxAttempts(5))

@@ -33,3 +33,20 @@ func FromTaskID(id leasetype.TaskID) int64 { return int64(id) }
 func Minute(at time.Time, succeeded, failed, cancelled int64) leasetype.ThroughputMinute {
 	return leasetype.ThroughputMinute{Minute: at.UTC(), Succeeded: int(succeeded), Failed: int(failed), Cancelled: int(cancelled)}
 }
+
+// TimeOrNil is t as a statement argument, nil for the zero time.
+func TimeOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// MillisOrNil is t in Unix milliseconds as a statement argument, nil for
+// the zero time.
+func MillisOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}

@@ -41,7 +41,8 @@ const attemptInsert = `-- name: AttemptInsert :exec
 
 INSERT OR IGNORE INTO leasegen_attempts
   (task_id, attempt, worker, started_at, finished_at, outcome, error, duration_us)
-VALUES (?, ?, ?, ?, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), ?, ?, ?)
+VALUES (?1, ?2, ?3, ?4,
+  COALESCE(?5, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))), ?6, ?7, ?8)
 `
 
 type AttemptInsertParams struct {
@@ -49,19 +50,22 @@ type AttemptInsertParams struct {
 	Attempt    int64
 	Worker     string
 	StartedAt  int64
+	FinishedAt interface{}
 	Outcome    string
 	Error      sql.NullString
 	DurationUs int64
 }
 
 // Queries on leasegen_attempts: the attempts that did not end their task.
-// An attempt recorded twice (a retried write) keeps its first row.
+// An attempt recorded twice (a retried write) keeps its first row. Its
+// finished_at is the given instant, or the database's clock without one.
 func (q *Queries) AttemptInsert(ctx context.Context, db DBTX, arg AttemptInsertParams) error {
 	_, err := db.ExecContext(ctx, attemptInsert,
 		arg.TaskID,
 		arg.Attempt,
 		arg.Worker,
 		arg.StartedAt,
+		arg.FinishedAt,
 		arg.Outcome,
 		arg.Error,
 		arg.DurationUs,
