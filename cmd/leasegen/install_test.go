@@ -10,37 +10,17 @@ import (
 )
 
 // installRecipe is the README's block between the install-recipe markers.
-var installRecipe = regexp.MustCompile("(?s)<!-- install-recipe[^>]*-->\\s*```sh\\n(.*?)```")
+var (
+	installRecipe = regexp.MustCompile("(?s)<!-- install-recipe[^>]*-->\\s*```sh\\n(.*?)```")
+	tracingRecipe = regexp.MustCompile("(?s)<!-- tracing-recipe[^>]*-->\\s*```sh\\n(.*?)```")
+)
 
 // The README's install recipe works from a checkout, in a new module
 // outside the tree: after it, a service with its own payload types
 // generates, builds and runs a task on SQLite.
 func TestInstallRecipe(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := installRecipe.FindSubmatch(readme)
-	if m == nil {
-		t.Fatal("README.md has no install-recipe block")
-	}
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	sh := func(script string) {
-		t.Helper()
-		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "LEASEGEN="+repo, "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", script, err, out)
-		}
-	}
-	sh("go mod init example.com/thumbs")
-	sh(string(m[1]))
+	dir, sh := newModule(t, installRecipe)
 	writeFile(t, dir, "thumbs/payloads.go", `package thumbs
 
 //go:generate go tool leasegen
@@ -109,6 +89,98 @@ func check(err error) {
 	out, err := exec.Command(filepath.Join(dir, "svc"), t.TempDir()).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ran img-1") {
 		t.Fatalf("the service built from the recipe: %v\n%s", err, out)
+	}
+}
+
+// newModule makes a new module outside the tree and runs the README's
+// recipes in it (the install recipe first); sh runs more in it.
+func newModule(t *testing.T, recipes ...*regexp.Regexp) (dir string, sh func(string)) {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	sh = func(script string) {
+		t.Helper()
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "LEASEGEN="+repo, "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+	}
+	sh("go mod init example.com/thumbs")
+	for _, recipe := range recipes {
+		m := recipe.FindSubmatch(readme)
+		if m == nil {
+			t.Fatalf("README.md has no block matching %s", recipe)
+		}
+		sh(string(m[1]))
+	}
+	return dir, sh
+}
+
+// The README's tracing recipe works from a checkout after the install
+// recipe: a service with leaseotel's middlewares builds and runs a task
+// in a span of a real tracer provider.
+func TestTracingRecipe(t *testing.T) {
+	t.Parallel()
+	dir, sh := newModule(t, installRecipe, tracingRecipe)
+	writeFile(t, dir, "main.go", `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/leasegen/leasegen/contrib/leaseotel"
+	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
+)
+
+func main() {
+	ctx := context.Background()
+	db, err := leasesqlite.Open(filepath.Join(os.Args[1], "tasks.db"))
+	check(err)
+	engine := runtime.NewEngine(leasesqlite.New(db))
+	check(engine.Migrate(ctx))
+	tracing := leaseotel.New(leaseotel.Config{TracerProvider: sdktrace.NewTracerProvider()})
+	w, err := runtime.NewWorker(engine, runtime.Config{Middleware: []runtime.Middleware{tracing.Middleware()}})
+	check(err)
+	traced := make(chan bool, 1)
+	check(w.Handle("ping", func(ctx context.Context, _ *runtime.Task) error {
+		traced <- trace.SpanContextFromContext(ctx).IsValid()
+		return nil
+	}))
+	check(w.Start(ctx))
+	defer w.Stop(ctx)
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{EnqueueMiddleware: []runtime.EnqueueMiddleware{tracing.EnqueueMiddleware()}})
+	check(err)
+	_, err = client.Enqueue(ctx, "ping", nil)
+	check(err)
+	fmt.Println("ran in a span:", <-traced)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+`)
+	sh("go mod tidy && go build -o svc .")
+	out, err := exec.Command(filepath.Join(dir, "svc"), t.TempDir()).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ran in a span: true") {
+		t.Fatalf("the traced service built from the recipes: %v\n%s", err, out)
 	}
 }
 
