@@ -204,6 +204,9 @@ func (b *builder) fieldTags(t *Task, st *types.Struct) {
 	switch {
 	case t.Options.Unique && !keyTagged:
 		b.errs.add(t.Pos, "tag the field that identifies the request with `leasegen:\"key\"`", "unique task %s has no key field", t.TypeName)
+	case t.Options.Idempotent && !keyTagged:
+		b.warns.add(t.Pos, "tag the field that identifies the work with `leasegen:\"key\"`: a second task with the same key then skips it",
+			"idempotent task %s has no key field: each task's writes commit once, with its completion, but two tasks for the same work both do it", t.TypeName)
 	case t.KeyField != "" && !t.Options.Unique && !t.Options.Idempotent:
 		b.errs.add(t.Pos, "add unique (deduplicate at enqueue) or idempotent (skip repeated work) to the directive", "key field %s of %s has no effect", t.KeyField, t.TypeName)
 	}

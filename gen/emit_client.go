@@ -167,10 +167,19 @@ func emitRequest(t *Task) jen.Code {
 	if len(defaults) > 0 {
 		options = jen.Append(append([]jen.Code{jen.Index().Qual(runtimePath, "EnqueueOption").Values(defaults...)}, jen.Id("opts").Op("..."))...)
 	}
+	var checks []jen.Code
+	if t.Options.Idempotent && t.KeyField != "" {
+		// if p.OrderID == "" { return runtime.Request{}, fmt.Errorf("%w: ...", runtime.ErrInvalidTask) }
+		checks = append(checks, jen.If(jen.Add(fieldString("p", t.KeyField, t.KeyNeedsConv)).Op("==").Lit("")).Block(
+			jen.Return(jen.Qual(runtimePath, "Request").Values(), jen.Qual("fmt", "Errorf").Call(
+				jen.Lit(fmt.Sprintf("%%w: %s is idempotent by its key %s, which is empty: set it, or a second task for the same work does it again", t.Name, t.KeyField)),
+				jen.Qual(runtimePath, "ErrInvalidTask"))),
+		))
+	}
 	return jen.Commentf("%s encodes p and applies the annotation's defaults, then opts.", t.RequestFunc()).Line().
 		Func().Id(t.RequestFunc()).Params(jen.Id("p").Id(t.TypeName), jen.Id("opts").Index().Qual(runtimePath, "EnqueueOption")).
 		Params(jen.Qual(runtimePath, "Request"), jen.Error()).
-		Block(
+		Block(append(checks,
 			jen.List(jen.Id("payload"), jen.Err()).Op(":=").Qual(runtimePath, "EncodePayload").Call(jen.Id("p")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Qual(runtimePath, "Request").Values(), jen.Err())),
 			jen.Return(jen.Qual(runtimePath, "Request").Values(jen.Dict{
@@ -178,7 +187,7 @@ func emitRequest(t *Task) jen.Code {
 				jen.Id("Payload"): jen.Id("payload"),
 				jen.Id("Options"): options,
 			}), jen.Nil()),
-		)
+		)...)
 }
 
 // fieldString is p.Field, or string(p.Field) for a named string type.

@@ -198,7 +198,8 @@ func TestGeneratedAPIRoundTrip(t *testing.T) {
 }
 
 // A unique task's key deduplicates at enqueue; an idempotent task's key
-// makes a second task with the same key skip its work and succeed.
+// makes a second task with the same key skip its work and succeed. Either
+// key empty is refused at the enqueue.
 func TestKeys(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, b *bundle) {
 		first, err := b.client.EnqueueExport(bg, ExportPayload{ExportID: "same", Tenant: "a"})
@@ -210,6 +211,9 @@ func TestKeys(t *testing.T) {
 		}
 		if _, err := b.client.EnqueueExport(bg, ExportPayload{Tenant: "a"}); !errors.Is(err, runtime.ErrInvalidTask) {
 			t.Errorf("unique export with an empty key: %v, want ErrInvalidTask (nothing would deduplicate it)", err)
+		}
+		if _, err := b.client.EnqueueImport(bg, sampleImport("")); !errors.Is(err, runtime.ErrInvalidTask) || !strings.Contains(err.Error(), "RequestID") {
+			t.Errorf("idempotent import with an empty key: %v, want ErrInvalidTask naming RequestID (its work could not be told apart)", err)
 		}
 		imports, err := b.client.EnqueueImportBatch(bg, []ImportPayload{sampleImport("dup"), sampleImport("dup")})
 		dbtest.Must(t, "imports", err)

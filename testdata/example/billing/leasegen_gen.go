@@ -8,6 +8,7 @@ package billing
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 	_ "time/tzdata"
 
@@ -157,6 +158,9 @@ func (c *Client) EnqueueImportBatchTx(ctx context.Context, tx *sql.Tx, ps []Impo
 
 // newImportRequest encodes p and applies the annotation's defaults, then opts.
 func newImportRequest(p ImportPayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
+	if p.RequestID == "" {
+		return runtime.Request{}, fmt.Errorf("%w: import is idempotent by its key RequestID, which is empty: set it, or a second task for the same work does it again", runtime.ErrInvalidTask)
+	}
 	payload, err := runtime.EncodePayload(p)
 	if err != nil {
 		return runtime.Request{}, err

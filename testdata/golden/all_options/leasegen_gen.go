@@ -8,6 +8,7 @@ package all_options
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime"
@@ -106,6 +107,9 @@ func (c *Client) EnqueueSyncBatchTx(ctx context.Context, tx *sql.Tx, ps []SyncPa
 
 // newSyncRequest encodes p and applies the annotation's defaults, then opts.
 func newSyncRequest(p SyncPayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
+	if p.AccountID == "" {
+		return runtime.Request{}, fmt.Errorf("%w: accounts.sync is idempotent by its key AccountID, which is empty: set it, or a second task for the same work does it again", runtime.ErrInvalidTask)
+	}
 	payload, err := runtime.EncodePayload(p)
 	if err != nil {
 		return runtime.Request{}, err

@@ -8,6 +8,7 @@ package idempotent_key
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/leasegen/leasegen/runtime"
 )
@@ -105,6 +106,9 @@ func (c *Client) EnqueueChargeBatchTx(ctx context.Context, tx *sql.Tx, ps []Char
 
 // newChargeRequest encodes p and applies the annotation's defaults, then opts.
 func newChargeRequest(p ChargePayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
+	if p.OrderID == "" {
+		return runtime.Request{}, fmt.Errorf("%w: charge is idempotent by its key OrderID, which is empty: set it, or a second task for the same work does it again", runtime.ErrInvalidTask)
+	}
 	payload, err := runtime.EncodePayload(p)
 	if err != nil {
 		return runtime.Request{}, err
