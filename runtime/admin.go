@@ -1,9 +1,12 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -46,7 +49,59 @@ func (c *Client) list(ctx context.Context, t driver.Tables, f Filter) ([]TaskInf
 		}
 	}
 	infos, err := t.TaskList(ctx, f)
-	return infos, c.engine.failed(err, "list tasks")
+	if err != nil || f.Key == "" {
+		return infos, c.engine.failed(err, "list tasks")
+	}
+	worked, err := c.byWorkKey(ctx, t, f)
+	if err != nil {
+		return nil, c.engine.failed(err, "list the tasks of work key %q", f.Key)
+	}
+	return mergeNewestFirst(infos, worked, f.Limit), nil
+}
+
+// byWorkKey lists the tasks matching f whose committed work recorded
+// f.Key (an idempotent handler's key), which TaskList, matching the
+// enqueue's key, does not find.
+func (c *Client) byWorkKey(ctx context.Context, t driver.Tables, f Filter) ([]TaskInfo, error) {
+	ids, err := t.IdempotencyKeyTasks(ctx, f.Key, f.Limit)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	now, err := t.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var infos []TaskInfo
+	for _, id := range ids {
+		info, err := t.TaskGet(ctx, id)
+		switch {
+		case errors.Is(err, ErrTaskNotFound):
+			continue // purged; its key stays recorded
+		case err != nil:
+			return nil, err
+		case matchesBesidesKey(f, info, now):
+			info.WorkKey = f.Key
+			infos = append(infos, info)
+		}
+	}
+	return infos, nil
+}
+
+// matchesBesidesKey reports whether info matches f's fields other than
+// its key, now being the database's clock.
+func matchesBesidesKey(f Filter, info TaskInfo, now time.Time) bool {
+	return (f.Status == "" || info.Status == f.Status) && (f.Type == "" || info.Type == f.Type) &&
+		(f.Owner == "" || info.OwnerID == f.Owner) && (f.BeforeID == 0 || info.ID < f.BeforeID) &&
+		!info.CreatedAt.After(now.Add(-f.OlderThan))
+}
+
+// mergeNewestFirst merges two lists of tasks, each newest first, without
+// repeats, up to limit.
+func mergeNewestFirst(a, b []TaskInfo, limit int) []TaskInfo {
+	all := append(slices.Clone(a), b...)
+	slices.SortFunc(all, func(x, y TaskInfo) int { return cmp.Compare(y.ID, x.ID) })
+	all = slices.CompactFunc(all, func(x, y TaskInfo) bool { return x.ID == y.ID })
+	return all[:min(len(all), limit)]
 }
 
 // Retry queues a FAILED or CANCELLED task again, with all its attempts.

@@ -252,6 +252,9 @@ func (c *Client) Get(ctx context.Context, id TaskID) (TaskInfo, error) {
 		return info, c.engine.failed(err, "read task %d's attempts", id)
 	}
 	info.Attempts = bookkeeping.History(info, recorded)
+	if info.WorkKey, err = c.engine.tables.IdempotencyKeyOfTask(ctx, id); err != nil {
+		return info, c.engine.failed(err, "read task %d's work key", id)
+	}
 	return info, nil
 }
 

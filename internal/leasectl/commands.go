@@ -140,7 +140,7 @@ func show(ctx context.Context, e *env, args []string) error {
 	for _, row := range [][2]string{
 		{"id", strconv.FormatInt(int64(t.ID), 10)}, {"type", t.Type}, {"status", string(t.Status)},
 		{"attempts used", fmt.Sprintf("%d of %d", t.AttemptsUsed, t.MaxAttempts)}, {"fencing token", strconv.Itoa(t.Attempt)},
-		{"priority", strconv.Itoa(t.Priority)}, {"owner", dash(t.OwnerID)}, {"key", dash(t.IdempotencyKey)},
+		{"priority", strconv.Itoa(t.Priority)}, {"owner", dash(t.OwnerID)}, {"key", dash(t.IdempotencyKey)}, {"work key", dash(t.WorkKey)},
 		{"lease owner", dash(t.LeaseOwner)}, {"lease until", stamp(t.LeaseUntil)}, {"available at", stamp(t.AvailableAt)},
 		{"created", stamp(t.CreatedAt)}, {"last started", stamp(t.StartedAt)}, {"finished", stamp(t.FinishedAt)}, {"result", dash(t.Result)},
 		{"metadata", metadataText(t.Metadata)}, {"payload", string(t.Payload)},

@@ -22,6 +22,7 @@ type taskJSON struct {
 	Attempt        int               `json:"attempt"`
 	OwnerID        string            `json:"owner_id,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	WorkKey        string            `json:"work_key,omitempty"`
 	Metadata       map[string]string `json:"metadata,omitempty"`
 	LeaseOwner     string            `json:"lease_owner,omitempty"`
 	LeaseUntil     *time.Time        `json:"lease_until,omitempty"`
@@ -50,7 +51,7 @@ func newTaskJSON(t runtime.TaskInfo) taskJSON {
 	out := taskJSON{
 		ID: t.ID, Type: t.Type, Status: t.Status, Priority: t.Priority,
 		AttemptsUsed: t.AttemptsUsed, MaxAttempts: t.MaxAttempts, Attempt: t.Attempt,
-		OwnerID: t.OwnerID, IdempotencyKey: t.IdempotencyKey, Metadata: t.Metadata, LeaseOwner: t.LeaseOwner,
+		OwnerID: t.OwnerID, IdempotencyKey: t.IdempotencyKey, WorkKey: t.WorkKey, Metadata: t.Metadata, LeaseOwner: t.LeaseOwner,
 		LeaseUntil: optionalTime(t.LeaseUntil), AvailableAt: optionalTime(t.AvailableAt),
 		CreatedAt: optionalTime(t.CreatedAt), UpdatedAt: optionalTime(t.UpdatedAt),
 		StartedAt: optionalTime(t.StartedAt), FinishedAt: optionalTime(t.FinishedAt),

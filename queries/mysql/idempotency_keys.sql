@@ -10,3 +10,11 @@ VALUES (?, ?, ?, NOW(3));
 -- name: IdempotencyKeyHolder :one
 -- The task whose committed execution recorded the key.
 SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = ? AND idem_key = ?;
+
+-- name: IdempotencyKeyTasks :many
+-- The tasks whose committed work recorded a key, of any type.
+SELECT task_id FROM leasegen_idempotency_keys WHERE idem_key = ? ORDER BY task_id DESC LIMIT ?;
+
+-- name: IdempotencyKeyOfTask :many
+-- The key a task's committed work recorded: none, or one.
+SELECT idem_key FROM leasegen_idempotency_keys WHERE task_id = ?;

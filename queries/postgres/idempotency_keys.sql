@@ -10,3 +10,11 @@ ON CONFLICT DO NOTHING;
 
 -- name: IdempotencyKeyHolder :one
 SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = $1 AND idem_key = $2;
+
+-- name: IdempotencyKeyTasks :many
+-- The tasks whose committed work recorded a key, of any type.
+SELECT task_id FROM leasegen_idempotency_keys WHERE idem_key = $1 ORDER BY task_id DESC LIMIT $2;
+
+-- name: IdempotencyKeyOfTask :many
+-- The key a task's committed work recorded: none, or one.
+SELECT idem_key FROM leasegen_idempotency_keys WHERE task_id = $1;

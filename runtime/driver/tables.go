@@ -126,6 +126,12 @@ type Tables interface {
 	// TaskPurge deletes up to limit tasks that finished more than age ago
 	// and returns how many it deleted.
 	TaskPurge(ctx context.Context, age time.Duration, limit int) (int, error)
+	// IdempotencyKeyTasks lists, newest first and up to limit, the tasks
+	// whose committed work recorded key, of any type.
+	IdempotencyKeyTasks(ctx context.Context, key string, limit int) ([]leasetype.TaskID, error)
+	// IdempotencyKeyOfTask returns the key task id's committed work
+	// recorded, "" for none.
+	IdempotencyKeyOfTask(ctx context.Context, id leasetype.TaskID) (string, error)
 	// TaskCountPurgeable counts the tasks TaskPurge would delete, up to
 	// limit.
 	TaskCountPurgeable(ctx context.Context, age time.Duration, limit int) (int, error)

@@ -50,14 +50,18 @@ type TaskInfo struct {
 	LeaseOwner     string    // the worker holding the lease, or that ran a finished task last; empty while queued
 	LeaseUntil     time.Time // zero when no lease is held
 	OwnerID        string
-	IdempotencyKey string
-	Metadata       map[string]string // from the enqueue (WithMetadata); nil when none
-	LastError      string
-	Result         string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	StartedAt      time.Time // when the latest attempt started; zero until first claimed
-	FinishedAt     time.Time // zero until terminal
+	IdempotencyKey string // the enqueue's key (WithIdempotencyKey, unique tasks): it deduplicates enqueues
+	// WorkKey is the key an idempotent handler's committed work recorded
+	// (RunIdempotent's key): a second task with it skips the work. Empty
+	// until the work commits, and for other tasks. Client.Get fills it.
+	WorkKey    string
+	Metadata   map[string]string // from the enqueue (WithMetadata); nil when none
+	LastError  string
+	Result     string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	StartedAt  time.Time // when the latest attempt started; zero until first claimed
+	FinishedAt time.Time // zero until terminal
 	// Attempts is the task's history, oldest first: the recorded
 	// attempts that did not end it (the latest Config.AttemptHistory) and
 	// the latest one, from the row. Client.Get fills it in; lists leave
@@ -71,7 +75,7 @@ type Filter struct {
 	Type      string
 	Owner     string
 	OlderThan time.Duration // created at least this long ago
-	Key       string        // the idempotency key
+	Key       string        // the enqueue's idempotency key, or the work key an idempotent handler's committed work recorded
 	// BeforeID pages by keyset: only tasks with a smaller id (the last id
 	// of the previous page, since lists are newest first); 0: from the
 	// newest.

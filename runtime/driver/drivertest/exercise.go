@@ -65,6 +65,7 @@ var bundleCases = []struct {
 	{"ClaimHonoursLimits", testClaimHonoursLimits},
 	{"CompleteManyFencesEachRow", testCompleteManyFencesEachRow},
 	{"TablesPurgeableCount", testTablesPurgeableCount},
+	{"TablesWorkKeys", testTablesWorkKeys},
 	{"SchedulesRegisterAndFire", testSchedulesRegisterAndFire},
 	{"ScheduleFiresOnceUnderRace", testScheduleFiresOnceUnderRace},
 	{"ScheduleSeesLastTaskActive", testScheduleSeesLastTaskActive},

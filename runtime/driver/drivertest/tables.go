@@ -217,3 +217,32 @@ func testTablesPurgeableCount(t *testing.T, b *Bundle) {
 		t.Errorf("%d purgeable after the purge", n)
 	}
 }
+
+// The keys that idempotent executions recorded are found by key, of any
+// type, and by task.
+func testTablesWorkKeys(t *testing.T, b *Bundle) {
+	ids := b.Insert(t, driver.NewTask{}, driver.NewTask{Type: "b"}, driver.NewTask{})
+	record := func(typ string, id leasetype.TaskID) {
+		tx, err := b.DB.BeginTx(bg, nil)
+		dbtest.Must(t, "begin", err)
+		_, err = b.Driver.RecordKey(bg, tx, typ, "k-1", id)
+		dbtest.Must(t, "record the key", err)
+		dbtest.Must(t, "commit", tx.Commit())
+	}
+	record("a", ids[0])
+	record("b", ids[1])
+	tb := b.Driver.Tables()
+	got, err := tb.IdempotencyKeyTasks(bg, "k-1", 10)
+	if err != nil || !slices.Equal(got, []leasetype.TaskID{ids[1], ids[0]}) {
+		t.Errorf("tasks of key k-1 = %v, %v; want %v, newest first", got, err, []leasetype.TaskID{ids[1], ids[0]})
+	}
+	if got, err := tb.IdempotencyKeyTasks(bg, "k-1", 1); err != nil || len(got) != 1 {
+		t.Errorf("tasks of key k-1 up to 1 = %v, %v", got, err)
+	}
+	if key, err := tb.IdempotencyKeyOfTask(bg, ids[0]); err != nil || key != "k-1" {
+		t.Errorf("key of task %d = %q, %v; want k-1", ids[0], key, err)
+	}
+	if key, err := tb.IdempotencyKeyOfTask(bg, ids[2]); err != nil || key != "" {
+		t.Errorf("key of a task that recorded none = %q, %v", key, err)
+	}
+}

@@ -61,6 +61,16 @@ func (t tables) TaskPurge(ctx context.Context, age time.Duration, limit int) (in
 	})
 }
 
+func (t tables) IdempotencyKeyTasks(ctx context.Context, key string, limit int) ([]leasetype.TaskID, error) {
+	ids, err := t.s.q.IdempotencyKeyTasks(ctx, t.q, mysqldb.IdempotencyKeyTasksParams{IdemKey: key, Limit: int32(limit)})
+	return sqlbuild.Map(ids, sqlbuild.ToTaskID), err
+}
+
+func (t tables) IdempotencyKeyOfTask(ctx context.Context, id leasetype.TaskID) (string, error) {
+	keys, err := t.s.q.IdempotencyKeyOfTask(ctx, t.q, mysqldb.IdempotencyKeyOfTaskParams{TaskID: int64(id)})
+	return sqlbuild.First(keys), err
+}
+
 func (t tables) TaskCountPurgeable(ctx context.Context, age time.Duration, limit int) (int, error) {
 	n, err := t.s.q.TaskCountPurgeable(ctx, t.q, mysqldb.TaskCountPurgeableParams{AgeUs: micros(age), Limit: int32(limit)})
 	return int(n), err

@@ -37,8 +37,20 @@ func testRunIdempotentSkipsRecordedKey(t *testing.T, b *Bundle) {
 	if want := fmt.Sprintf(`skipped: task %d already did the work of idempotency key "order-1"`, first); info.Result != want {
 		t.Errorf("the skipped task's result is %q, want %q", info.Result, want)
 	}
-	if info, _ := b.Client.Get(bg, first); info.Result != "" {
-		t.Errorf("the task that did the work has result %q, want none", info.Result)
+	if info, _ := b.Client.Get(bg, first); info.Result != "" || info.WorkKey != "order-1" {
+		t.Errorf("the task that did the work has result %q and work key %q, want none and order-1", info.Result, info.WorkKey)
+	}
+	if info, _ := b.Client.Get(bg, second); info.WorkKey != "" {
+		t.Errorf("the task that skipped the work has work key %q, want none: the key names the work done", info.WorkKey)
+	}
+	// An operator finds the task that did the work by its key, whichever
+	// kind of key it is.
+	byKey, err := b.Client.List(bg, runtime.Filter{Key: "order-1"})
+	if err != nil || len(byKey) != 1 || byKey[0].ID != first || byKey[0].WorkKey != "order-1" {
+		t.Errorf("List by the work key = %+v, %v; want task %d", byKey, err, first)
+	}
+	if other, err := b.Client.List(bg, runtime.Filter{Key: "order-1", Type: "refund"}); err != nil || len(other) != 0 {
+		t.Errorf("List by the work key and another type = %+v, %v; want nothing", other, err)
 	}
 	if ran.Load() != 1 || b.DB.Int(t, "SELECT COUNT(*) FROM effects") != 1 {
 		t.Errorf("work ran %d times, %d effects; want once", ran.Load(), b.DB.Int(t, "SELECT COUNT(*) FROM effects"))

@@ -50,3 +50,12 @@ func MillisOrNil(t time.Time) any {
 	}
 	return t.UnixMilli()
 }
+
+// First is the first of values, or T's zero value for none.
+func First[T any](values []T) T {
+	var zero T
+	if len(values) == 0 {
+		return zero
+	}
+	return values[0]
+}

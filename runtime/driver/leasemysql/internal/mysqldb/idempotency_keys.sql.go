@@ -26,6 +26,38 @@ func (q *Queries) IdempotencyKeyHolder(ctx context.Context, db DBTX, arg Idempot
 	return task_id, err
 }
 
+const idempotencyKeyOfTask = `-- name: IdempotencyKeyOfTask :many
+SELECT idem_key FROM leasegen_idempotency_keys WHERE task_id = ?
+`
+
+type IdempotencyKeyOfTaskParams struct {
+	TaskID int64
+}
+
+// The key a task's committed work recorded: none, or one.
+func (q *Queries) IdempotencyKeyOfTask(ctx context.Context, db DBTX, arg IdempotencyKeyOfTaskParams) ([]string, error) {
+	rows, err := db.QueryContext(ctx, idempotencyKeyOfTask, arg.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var idem_key string
+		if err := rows.Scan(&idem_key); err != nil {
+			return nil, err
+		}
+		items = append(items, idem_key)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const idempotencyKeyRecord = `-- name: IdempotencyKeyRecord :execrows
 
 INSERT IGNORE INTO leasegen_idempotency_keys (task_type, idem_key, task_id, created_at)
@@ -48,4 +80,37 @@ func (q *Queries) IdempotencyKeyRecord(ctx context.Context, db DBTX, arg Idempot
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const idempotencyKeyTasks = `-- name: IdempotencyKeyTasks :many
+SELECT task_id FROM leasegen_idempotency_keys WHERE idem_key = ? ORDER BY task_id DESC LIMIT ?
+`
+
+type IdempotencyKeyTasksParams struct {
+	IdemKey string
+	Limit   int32
+}
+
+// The tasks whose committed work recorded a key, of any type.
+func (q *Queries) IdempotencyKeyTasks(ctx context.Context, db DBTX, arg IdempotencyKeyTasksParams) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, idempotencyKeyTasks, arg.IdemKey, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var task_id int64
+		if err := rows.Scan(&task_id); err != nil {
+			return nil, err
+		}
+		items = append(items, task_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
