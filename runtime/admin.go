@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -92,6 +93,7 @@ func (c *Client) byWorkKey(ctx context.Context, t driver.Tables, f Filter) ([]Ta
 func matchesBesidesKey(f Filter, info TaskInfo, now time.Time) bool {
 	return (f.Status == "" || info.Status == f.Status) && (f.Type == "" || info.Type == f.Type) &&
 		(f.Owner == "" || info.OwnerID == f.Owner) && (f.BeforeID == 0 || info.ID < f.BeforeID) &&
+		(f.ErrorContains == "" || strings.Contains(info.LastError, f.ErrorContains)) &&
 		!info.CreatedAt.After(now.Add(-f.OlderThan))
 }
 
@@ -243,4 +245,92 @@ func (c *Client) Throughput(ctx context.Context, window time.Duration) ([]Throug
 	}
 	m, err := bookkeeping.Throughput(ctx, c.engine.tables, window)
 	return m, c.engine.classify(err)
+}
+
+// bulkPage is how many tasks a bulk action reads at a time.
+const bulkPage = 500
+
+// CountMatching counts the tasks f matches, newest first, up to max (f's
+// BeforeID and Limit are its own): what a bulk action would act on.
+func (c *Client) CountMatching(ctx context.Context, f Filter, max int) (int, error) {
+	if max <= 0 {
+		return 0, fmt.Errorf("%w: a bulk count needs a max > 0", ErrInvalidTask)
+	}
+	n := 0
+	err := c.eachMatching(ctx, f, max, func(TaskInfo) (bool, error) { n++; return true, nil })
+	return n, err
+}
+
+// RetryMatching queues again, with all their attempts, up to max of the
+// FAILED and CANCELLED tasks f matches, newest first, and returns how many
+// it queued. Tasks of other statuses are passed over; a task that changed
+// meanwhile is skipped, not an error.
+func (c *Client) RetryMatching(ctx context.Context, f Filter, max int) (int, error) {
+	return c.actOnMatching(ctx, f, max, func(t TaskInfo) (bool, error) {
+		if t.Status != StatusFailed && t.Status != StatusCancelled {
+			return false, nil
+		}
+		err := c.Retry(ctx, t.ID)
+		if errors.Is(err, ErrTaskNotRetryable) || errors.Is(err, ErrTaskNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// CancelMatching cancels up to max of the unfinished tasks f matches,
+// newest first (a running one is asked to stop, as Cancel does), and
+// returns how many it cancelled or asked.
+func (c *Client) CancelMatching(ctx context.Context, f Filter, max int) (int, error) {
+	return c.actOnMatching(ctx, f, max, func(t TaskInfo) (bool, error) {
+		if t.Status.Terminal() || t.Status == StatusCancelRequested {
+			return false, nil
+		}
+		err := c.Cancel(ctx, t.ID)
+		if errors.Is(err, ErrTaskNotFound) || errors.Is(err, ErrTaskFinished) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// actOnMatching calls act on the tasks f matches until it acted on max.
+func (c *Client) actOnMatching(ctx context.Context, f Filter, max int, act func(TaskInfo) (bool, error)) (int, error) {
+	if max <= 0 {
+		return 0, fmt.Errorf("%w: a bulk action needs a max > 0", ErrInvalidTask)
+	}
+	n := 0
+	err := c.eachMatching(ctx, f, 0, func(t TaskInfo) (bool, error) {
+		acted, err := act(t)
+		if acted {
+			n++
+		}
+		return n < max, err
+	})
+	return n, err
+}
+
+// eachMatching calls fn on the tasks f matches, newest first, a page at a
+// time, until fn says stop, it fails, or (with limit > 0) limit tasks were
+// seen.
+func (c *Client) eachMatching(ctx context.Context, f Filter, limit int, fn func(TaskInfo) (bool, error)) error {
+	f.BeforeID, f.Limit = 0, bulkPage
+	seen := 0
+	for {
+		page, err := c.List(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, t := range page {
+			more, err := fn(t)
+			seen++
+			if err != nil || !more || (limit > 0 && seen >= limit) {
+				return err
+			}
+		}
+		if len(page) < bulkPage {
+			return nil
+		}
+		f.BeforeID = page[len(page)-1].ID
+	}
 }

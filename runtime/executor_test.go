@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // errAfterCommit is what committedThenFailed's completions return.

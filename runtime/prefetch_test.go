@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime/driver"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // runningRows counts the tasks the database holds RUNNING.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // The tests of this package check the runtime's own logic, on SQLite where

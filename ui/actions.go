@@ -1,10 +1,13 @@
 package ui
 
 import (
+	"context"
 	"crypto/subtle"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/leasegen/leasegen/runtime"
 )
@@ -38,7 +41,11 @@ func (s *server) action(fn actionFunc) http.HandlerFunc {
 		if redirect == "" {
 			return // fn rendered a page
 		}
-		http.Redirect(w, r, s.opts.Prefix+redirect+s.flash.query(flash), http.StatusSeeOther)
+		sep := "?"
+		if strings.Contains(redirect, "?") {
+			sep = "&"
+		}
+		http.Redirect(w, r, s.opts.Prefix+redirect+sep+s.flash.query(flash), http.StatusSeeOther)
 	}
 }
 
@@ -110,6 +117,52 @@ func (s *server) bulk(w http.ResponseWriter, r *http.Request, a Access) (string,
 	}
 	return "/tasks", fmt.Sprintf("%s: %d tasks done, %d refused", action, done, failed), nil
 }
+
+// matching retries or cancels every task the posted filter matches, at
+// most maxMatching, newest first: the first post counts them and asks, a
+// second, with confirm=yes, does it.
+func (s *server) matching(w http.ResponseWriter, r *http.Request, a Access) (string, string, error) {
+	action := r.PostFormValue("action")
+	query := url.Values{}
+	for _, k := range filterFields {
+		if v := r.PostFormValue(k); v != "" {
+			query.Set(k, v)
+		}
+	}
+	back := "/tasks?" + query.Encode()
+	f, err := taskFilter(query)
+	if err != nil {
+		return back, "", err
+	}
+	var act func(context.Context, runtime.Filter, int) (int, error)
+	switch action {
+	case "retry":
+		act = s.client.RetryMatching
+	case "cancel":
+		act = s.client.CancelMatching
+	default:
+		return back, "", fmt.Errorf("unknown action %q", action)
+	}
+	if r.PostFormValue("confirm") != "yes" {
+		n, err := s.client.CountMatching(r.Context(), f, maxMatching+1)
+		if err != nil {
+			return back, "", err
+		}
+		s.render(w, r, "confirm-matching", view{Base: s.opts.Prefix, Title: "Confirm", Access: a, CSRF: r.PostFormValue("csrf"),
+			Data: map[string]any{"Action": action, "Count": min(n, maxMatching), "More": n > maxMatching, "Filter": query, "Back": back}})
+		return "", "", nil
+	}
+	done, err := act(r.Context(), f, maxMatching)
+	s.log(a, action+" matching", "filter", query.Encode(), "tasks", done, "err", err)
+	if err != nil {
+		return back, "", fmt.Errorf("%s stopped after %d tasks: %w", action, done, err)
+	}
+	return back, fmt.Sprintf("%s: %d tasks matching the filter", action, done), nil
+}
+
+// filterFields are the tasks page's filter fields an action by filter
+// carries.
+var filterFields = []string{"status", "type", "owner", "key", "error", "age"}
 
 func (s *server) typeAction(_ http.ResponseWriter, r *http.Request, a Access) (string, string, error) {
 	typ, action := r.PathValue("type"), r.PathValue("action")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -183,19 +184,45 @@ func TestInBrowser(t *testing.T) {
 	if !strings.Contains(string(flash), "retry: task "+id(f.failed)) {
 		t.Errorf("after clicking retry the page says %s", flash)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var attempts int
+	testwait.Until(t, func() bool {
 		info, err := f.client.Get(bg, f.failed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Status != runtime.StatusFailed || len(info.Attempts) == 2 { // queued again (and run again by the worker)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the task is still FAILED with %d attempts after the click", len(info.Attempts))
-		}
-		time.Sleep(20 * time.Millisecond)
+		attempts = len(info.Attempts)
+		return info.Status != runtime.StatusFailed || attempts == 2 // queued again (and run again by the worker)
+	}, func() string {
+		return fmt.Sprintf("the task is still FAILED with %d attempts after the click", attempts)
+	})
+
+	// Every task a filter matches: the button counts them, the
+	// confirmation acts.
+	if err := browser.navigate(f.srv.URL + "/ops/tasks?type=later"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := browser.eval(`document.getElementById('cancel-matching').click()`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := browser.waitLoaded(); err != nil {
+		t.Fatal(err)
+	}
+	if count, _ := browser.eval(`document.getElementById('matching-count').textContent`); !strings.Contains(string(count), "cancel 1 tasks matching type=later") {
+		t.Fatalf("the confirmation of a cancel by filter reads %s", count)
+	}
+	if _, err := browser.eval(`document.querySelector('#confirm button').click()`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := browser.waitLoaded(); err != nil {
+		t.Fatal(err)
+	}
+	if flash, _ := browser.eval(`document.querySelector('.flash') && document.querySelector('.flash').textContent`); !strings.Contains(string(flash), "cancel: 1 tasks matching the filter") {
+		t.Errorf("after confirming the cancel by filter the page says %s", flash)
+	}
+	if info, _ := f.client.Get(bg, f.queued); info.Status != runtime.StatusCancelled {
+		t.Errorf("the task the filter matched is %s, want CANCELLED", info.Status)
 	}
 	fmt.Fprintf(os.Stderr, "ui screenshots in %s\n", shots)
 }

@@ -29,7 +29,7 @@ func (f *flasher) sign(msg string) string {
 
 // query is the redirect's query that carries msg.
 func (f *flasher) query(msg string) string {
-	return "?" + url.Values{"flash": {msg}, "flash_sig": {f.sign(msg)}}.Encode()
+	return url.Values{"flash": {msg}, "flash_sig": {f.sign(msg)}}.Encode()
 }
 
 // read returns the request's flash when this handler signed it, else "".

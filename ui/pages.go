@@ -22,9 +22,11 @@ import (
 // takes; countBound the most tasks of each status a page counts, so that
 // it renders as fast with a million tasks as with a thousand.
 const (
-	pageSize   = 50
-	maxBulk    = 100
-	countBound = 10_000
+	pageSize = 50
+	maxBulk  = 100
+	// maxMatching caps an action on every task a filter matches.
+	maxMatching = 10_000
+	countBound  = 10_000
 )
 
 // view is what every page template gets.
@@ -138,7 +140,7 @@ func (s *server) overview(r *http.Request) (string, string, any, error) {
 
 // taskFilter reads the tasks page's query.
 func taskFilter(q url.Values) (runtime.Filter, error) {
-	f := runtime.Filter{Type: q.Get("type"), Owner: q.Get("owner"), Key: q.Get("key"), Limit: pageSize}
+	f := runtime.Filter{Type: q.Get("type"), Owner: q.Get("owner"), Key: q.Get("key"), ErrorContains: q.Get("error"), Limit: pageSize}
 	if s := q.Get("status"); s != "" {
 		f.Status = runtime.Status(strings.ToUpper(s))
 		if !slices.Contains(runtime.AllStatuses, f.Status) {
@@ -164,7 +166,7 @@ func taskFilter(q url.Values) (runtime.Filter, error) {
 
 func (s *server) tasks(r *http.Request) (string, string, any, error) {
 	q := r.URL.Query()
-	data := map[string]any{"Query": q, "Statuses": runtime.AllStatuses, "MaxBulk": maxBulk}
+	data := map[string]any{"Query": q, "Statuses": runtime.AllStatuses, "MaxBulk": maxBulk, "MaxMatching": maxMatching, "FilterFields": filterFields}
 	if id := q.Get("id"); id != "" {
 		data["GoTo"] = id // the template links to it; a form of one field is not worth a redirect
 	}

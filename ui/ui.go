@@ -81,6 +81,7 @@ func New(client *runtime.Client, opts Options) (http.Handler, error) {
 	mux.HandleFunc("GET /tasks/{id}", s.page(s.task))
 	mux.HandleFunc("POST /tasks/{id}/{action}", s.action(s.taskAction))
 	mux.HandleFunc("POST /bulk", s.action(s.bulk))
+	mux.HandleFunc("POST /matching", s.action(s.matching))
 	mux.HandleFunc("GET /workers", s.page(s.workers))
 	mux.HandleFunc("GET /types", s.page(s.types))
 	mux.HandleFunc("POST /types/{type}/{action}", s.action(s.typeAction))

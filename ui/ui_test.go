@@ -258,6 +258,27 @@ func TestActions(t *testing.T) {
 		if _, body := f.post(t, "/bulk", many); !strings.Contains(body, "at most 100") {
 			t.Errorf("a bulk action over the cap was not refused:\n%s", body)
 		}
+
+		// Every task a filter matches: counted and confirmed first.
+		_, page, _ = f.get(t, "/tasks?status=FAILED&error=script")
+		if !strings.Contains(page, `id="retry-matching"`) || !strings.Contains(page, `name="error" value="script"`) {
+			t.Fatalf("the filtered tasks page lacks the action on every matching task:\n%s", page)
+		}
+		matching := url.Values{"csrf": {token}, "action": {"retry"}, "status": {"FAILED"}, "error": {"script"}}
+		code, body = f.post(t, "/matching", matching)
+		if code != http.StatusOK || !strings.Contains(body, `id="matching-count">retry 1 tasks matching`) {
+			t.Fatalf("retry of every matching task without confirm: %d, want a page counting 1\n%s", code, body)
+		}
+		if info, _ := f.client.Get(bg, f.failed); info.Status != runtime.StatusFailed {
+			t.Fatalf("an unconfirmed retry by filter changed the task: %s", info.Status)
+		}
+		matching.Set("confirm", "yes")
+		if code, body = f.post(t, "/matching", matching); !strings.Contains(body, "retry: 1 tasks matching the filter") {
+			t.Errorf("retry of every matching task: %d\n%s", code, body)
+		}
+		if info, _ := f.client.Get(bg, f.failed); info.Status == runtime.StatusFailed && len(info.Attempts) < 2 {
+			t.Errorf("after the retry by filter the task is %s with %d attempts, not queued again", info.Status, len(info.Attempts))
+		}
 	})
 }
 

@@ -72,29 +72,21 @@ func migrate(ctx context.Context, e *env, args []string) error {
 
 func list(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("list")
-	var f runtime.Filter
-	var status string
-	fs.StringVar(&status, "status", "", "")
-	fs.StringVar(&f.Type, "type", "", "")
-	fs.StringVar(&f.Owner, "owner", "", "")
-	fs.DurationVar(&f.OlderThan, "older-than", 0, "")
-	fs.StringVar(&f.Key, "key", "", "")
+	filter := filterFlags(fs)
 	before := fs.Int64("before", 0, "")
-	fs.IntVar(&f.Limit, "limit", 50, "")
+	limit := fs.Int("limit", 50, "")
 	asJSON := fs.Bool("json", false, "")
 	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	f, err := filter()
+	if err != nil {
 		return err
 	}
 	if *before < 0 {
 		return fmt.Errorf("%w: -before must be a task id, got %d", errUsage, *before)
 	}
-	f.BeforeID = runtime.TaskID(*before)
-	if status != "" {
-		f.Status = runtime.Status(strings.ToUpper(status))
-		if !slices.Contains(runtime.AllStatuses, f.Status) {
-			return fmt.Errorf("%w: -status %q: use one of %v", errUsage, status, runtime.AllStatuses)
-		}
-	}
+	f.BeforeID, f.Limit = runtime.TaskID(*before), *limit
 	if f.Limit <= 0 {
 		return fmt.Errorf("%w: -limit must be above 0, got %d", errUsage, f.Limit)
 	}
@@ -181,9 +173,13 @@ func printAttempts(out io.Writer, attempts []runtime.AttemptInfo) error {
 
 func cancel(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("cancel")
-	pos, err := parse(fs, args, 1)
+	bulk := bulkFlags(fs)
+	pos, err := parseThen(fs, args, bulk.positional)
 	if err != nil {
 		return err
+	}
+	if *bulk.all {
+		return bulk.run(ctx, e, "cancel", e.client.CancelMatching)
 	}
 	id, err := taskID(pos[0])
 	if err != nil {
@@ -202,9 +198,13 @@ func cancel(ctx context.Context, e *env, args []string) error {
 
 func retry(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("retry")
-	pos, err := parse(fs, args, 1)
+	bulk := bulkFlags(fs)
+	pos, err := parseThen(fs, args, bulk.positional)
 	if err != nil {
 		return err
+	}
+	if *bulk.all {
+		return bulk.run(ctx, e, "retry", e.client.RetryMatching)
 	}
 	id, err := taskID(pos[0])
 	if err != nil {

@@ -413,3 +413,28 @@ func TestDatabaseFromFileOrEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// retry and cancel -all count first, act only with -yes, up to -max.
+func TestBulkRetryAndCancel(t *testing.T) {
+	t.Parallel()
+	tg := targets(t)["sqlite"](t)
+	client, err := runtime.NewClient(tg.engine(), runtime.ClientConfig{})
+	dbtest.Must(t, "client", err)
+	dbtest.Must(t, "migrate", tg.engine().Migrate(context.Background()))
+	for range 5 {
+		_, err := client.Enqueue(context.Background(), "x", nil, runtime.WithDelay(time.Hour))
+		dbtest.Must(t, "enqueue", err)
+	}
+	code, out, _ := tg.ctl(t, "cancel", "-all", "-type", "x", "-dry-run")
+	expect(t, "cancel -all -dry-run", code, 0, out, "5 tasks match", "nothing changed")
+	code, _, stderr := tg.ctl(t, "cancel", "-all", "-type", "x")
+	expect(t, "cancel -all without -yes", code, 1, stderr, "5 tasks match: add -yes to cancel them")
+	code, out, _ = tg.ctl(t, "cancel", "-all", "-type", "x", "-max", "3", "-yes")
+	expect(t, "cancel -all -max 3", code, 0, out, "cancel: 3 tasks")
+	code, out, _ = tg.ctl(t, "retry", "-all", "-type", "x", "-yes")
+	expect(t, "retry -all", code, 0, out, "retry: 3 tasks; 2 matching were passed over")
+	code, out, _ = tg.ctl(t, "retry", "-all", "-type", "nothing-of-this-type", "-yes")
+	expect(t, "retry -all of nothing", code, 0, out, "no task matches")
+	code, _, stderr = tg.ctl(t, "retry", "-all", "5")
+	expect(t, "retry -all with an id", code, 2, stderr, "retry takes 0 argument(s), got 1")
+}

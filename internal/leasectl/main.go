@@ -24,11 +24,15 @@ const usage = `usage: leasectl [-mysql DSN | -postgres URL | -sqlite FILE [-crea
 
 Commands:
   migrate up|status|sql     apply the schema, show its versions, or print its SQL
-  list [flags]              list tasks, newest first (-status, -type, -owner, -key, -older-than, -limit,
-                            -before ID for the next page, -json)
+  list [flags]              list tasks, newest first (-status, -type, -owner, -key, -error TEXT,
+                            -older-than, -limit, -before ID for the next page, -json)
   show [-json] ID           one task with its last error
   cancel ID                 cancel a queued task, or ask a running one to stop
   retry ID                  queue a failed or cancelled task again, with all its attempts
+  retry|cancel -all [filter flags] [-max N] (-dry-run | -yes)
+                            the same for every task the flags match (list's, and -error TEXT for
+                            the last error), newest first, up to -max (10000); it counts them
+                            first and acts only with -yes
   purge -older-than DUR -yes
                             delete finished tasks that finished longer ago (-batch N); without
                             -yes it counts them and stops, -dry-run only counts

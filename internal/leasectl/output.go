@@ -24,6 +24,12 @@ func newFlags(name string) *flag.FlagSet {
 // parse parses args, flags before or after the positional arguments, and
 // checks how many positional arguments there are. It returns them.
 func parse(fs *flag.FlagSet, args []string, positional int) ([]string, error) {
+	return parseThen(fs, args, func() int { return positional })
+}
+
+// parseThen is parse for a command whose flags decide how many
+// positional arguments it takes: positional is asked after the parse.
+func parseThen(fs *flag.FlagSet, args []string, positional func() int) ([]string, error) {
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -35,8 +41,8 @@ func parse(fs *flag.FlagSet, args []string, positional int) ([]string, error) {
 		rest = append(rest, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(rest) != positional {
-		return nil, fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, fs.Name(), positional, len(rest))
+	if n := positional(); len(rest) != n {
+		return nil, fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, fs.Name(), n, len(rest))
 	}
 	return rest, nil
 }

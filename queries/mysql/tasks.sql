@@ -222,7 +222,8 @@ GROUP BY lease_owner;
 
 -- name: TaskList :many
 -- Empty filters match everything; min_age_us keeps tasks created at least
--- that long ago; before_id pages by keyset (the tasks below an id).
+-- that long ago; before_id pages by keyset (the tasks below an id);
+-- error_text keeps the tasks whose last error holds it.
 SELECT * FROM leasegen_tasks
 WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
   AND (sqlc.arg(task_type) = '' OR task_type = sqlc.arg(task_type))
@@ -230,6 +231,7 @@ WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
   AND created_at <= NOW(3) - INTERVAL sqlc.arg(min_age_us) MICROSECOND
   AND (sqlc.arg(before_id) = 0 OR id < sqlc.arg(before_id))
   AND (sqlc.arg(idempotency_key) = '' OR idempotency_key = sqlc.arg(idempotency_key))
+  AND (sqlc.arg(error_text) = '' OR LOCATE(sqlc.arg(error_text), last_error) > 0)
 ORDER BY id DESC
 LIMIT ?;
 

@@ -301,6 +301,7 @@ WHERE (@status::text = '' OR status = @status::text)
   AND created_at <= now() - sqlc.arg(min_age_us)::bigint * interval '1 microsecond'
   AND (@before_id::bigint = 0 OR id < @before_id::bigint)
   AND (@idempotency_key::text = '' OR idempotency_key = @idempotency_key::text)
+  AND (@error_text::text = '' OR strpos(last_error, @error_text::text) > 0)
 ORDER BY id DESC
 LIMIT @lim;
 

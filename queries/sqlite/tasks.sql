@@ -202,6 +202,7 @@ WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
   AND created_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(min_age_ms)
   AND (sqlc.arg(before_id) = 0 OR id < sqlc.arg(before_id))
   AND (sqlc.arg(idempotency_key) = '' OR idempotency_key = sqlc.arg(idempotency_key))
+  AND (sqlc.arg(error_text) = '' OR instr(last_error, sqlc.arg(error_text)) > 0)
 ORDER BY id DESC
 LIMIT sqlc.arg(lim);
 

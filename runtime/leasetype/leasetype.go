@@ -76,6 +76,9 @@ type Filter struct {
 	Owner     string
 	OlderThan time.Duration // created at least this long ago
 	Key       string        // the enqueue's idempotency key, or the work key an idempotent handler's committed work recorded
+	// ErrorContains keeps the tasks whose last error holds it (a byte
+	// substring, case as given).
+	ErrorContains string
 	// BeforeID pages by keyset: only tasks with a smaller id (the last id
 	// of the previous page, since lists are newest first); 0: from the
 	// newest.

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 

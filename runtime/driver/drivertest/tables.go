@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime/driver"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 

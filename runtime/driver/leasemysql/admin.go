@@ -37,7 +37,7 @@ func (t tables) TaskListByOwner(ctx context.Context, owner string, statuses []le
 func (t tables) TaskList(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
 	rows, err := t.s.q.TaskList(ctx, t.q, mysqldb.TaskListParams{
 		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeUs: micros(f.OlderThan), Limit: int32(f.Limit),
-		BeforeID: int64(f.BeforeID), IdempotencyKey: sql.NullString{String: f.Key, Valid: true},
+		BeforeID: int64(f.BeforeID), ErrorText: f.ErrorContains, IdempotencyKey: sql.NullString{String: f.Key, Valid: true},
 	})
 	if err != nil {
 		return nil, err

@@ -12,10 +12,10 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 	"github.com/leasegen/leasegen/runtime/internal/systemtest"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // leastPrivilegeGrants are the grants a service's database user needs to

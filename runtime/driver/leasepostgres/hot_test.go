@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/internal/systemtest"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // Renewals write no indexed column, so PostgreSQL updates the rows

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/internal/systemtest"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // An enqueue through another engine, as another process's would be,

@@ -37,7 +37,7 @@ func (t tables) TaskListByOwner(ctx context.Context, owner string, statuses []le
 func (t tables) TaskList(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error) {
 	rows, err := t.s.q.TaskList(ctx, t.q, sqlitedb.TaskListParams{
 		Status: string(f.Status), TaskType: f.Type, OwnerID: f.Owner, MinAgeMs: millis(f.OlderThan), Lim: int64(f.Limit),
-		BeforeID: int64(f.BeforeID), IdempotencyKey: f.Key,
+		BeforeID: int64(f.BeforeID), ErrorText: f.ErrorContains, IdempotencyKey: f.Key,
 	})
 	if err != nil {
 		return nil, err

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 func testAdminListRetryStats(t *testing.T, b *Bundle) {
@@ -142,5 +143,55 @@ func testRetentionAndPurge(t *testing.T, b *Bundle) {
 	dbtest.Must(t, "purge", err)
 	if n != 1 || b.Total(t) != 0 {
 		t.Errorf("purge deleted %d", n)
+	}
+}
+
+// Bulk actions by filter: a count first, then a retry of the failures
+// whose error holds a text, up to a cap, newest first, then a cancel of
+// what they queued; tasks in other states are passed over.
+func testBulkActionsByFilter(t *testing.T, b *Bundle) {
+	reqs := make([]runtime.Request, 12)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: "bulk", Payload: fmt.Appendf(nil, "%d", i), Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(1)}}
+	}
+	ids, err := b.Client.EnqueueMany(bg, reqs)
+	dbtest.Must(t, "enqueue", err)
+	w := b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"bulk": func(_ context.Context, task *runtime.Task) error {
+		if task.Payload[len(task.Payload)-1]%2 == 0 {
+			return errors.New("disk full on /var")
+		}
+		return errors.New("upstream timeout")
+	}})
+	for _, id := range ids {
+		b.WaitStatus(t, id, runtime.StatusFailed)
+	}
+	dbtest.Must(t, "stop the worker", w.Stop(bg)) // what the retry queues stays queued
+
+	disk := runtime.Filter{Type: "bulk", Status: runtime.StatusFailed, ErrorContains: "disk full"}
+	if n, err := b.Client.CountMatching(bg, disk, 100); err != nil || n != 6 {
+		t.Errorf("count of the disk failures = %d, %v; want 6", n, err)
+	}
+	if n, err := b.Client.CountMatching(bg, disk, 4); err != nil || n != 4 {
+		t.Errorf("count up to 4 = %d, %v", n, err)
+	}
+	if n, err := b.Client.RetryMatching(bg, disk, 4); err != nil || n != 4 {
+		t.Errorf("retry of up to 4 disk failures = %d, %v; want 4", n, err)
+	}
+	queued := b.Tasks(t, runtime.Filter{Type: "bulk", Status: runtime.StatusQueued})
+	if len(queued) != 4 || queued[0].ID != ids[10] || !strings.Contains(queued[0].LastError, "disk full") {
+		t.Errorf("queued after the retry: %d tasks, the newest %+v; want the 4 newest disk failures", len(queued), queued)
+	}
+	// A retry of every bulk task passes over the queued ones.
+	if n, err := b.Client.RetryMatching(bg, runtime.Filter{Type: "bulk"}, 100); err != nil || n != 8 {
+		t.Errorf("retry of every bulk task = %d, %v; want the 8 still failed", n, err)
+	}
+	if n, err := b.Client.CancelMatching(bg, runtime.Filter{Type: "bulk", ErrorContains: "timeout"}, 100); err != nil || n != 6 {
+		t.Errorf("cancel of the timeouts = %d, %v; want 6", n, err)
+	}
+	if got := b.StatusCounts(t); got[runtime.StatusCancelled] != 6 || got[runtime.StatusQueued] != 6 {
+		t.Errorf("statuses after the bulk actions: %v; want 6 cancelled, 6 queued", got)
+	}
+	if _, err := b.Client.RetryMatching(bg, disk, 0); !errors.Is(err, runtime.ErrInvalidTask) {
+		t.Errorf("a bulk action without a cap: %v, want ErrInvalidTask", err)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // outcomes lists a history's outcomes, space-separated.

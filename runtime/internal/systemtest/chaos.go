@@ -20,10 +20,10 @@ import (
 	"strings"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // Environment of a chaos worker process.

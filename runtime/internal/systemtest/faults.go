@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // FaultRun is a fleet of in-process workers, each on its own pool like a

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // LogBook is a slog handler's output, safe for concurrent writers.

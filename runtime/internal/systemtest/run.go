@@ -100,6 +100,7 @@ var bundleCases = []struct {
 	{"AdminListRetryStats", testAdminListRetryStats},
 	{"ReleasedTaskInfo", testReleasedTaskInfo},
 	{"RetentionAndPurge", testRetentionAndPurge},
+	{"BulkActionsByFilter", testBulkActionsByFilter},
 	{"RunIdempotentSkipsRecordedKey", testRunIdempotentSkipsRecordedKey},
 	{"RunIdempotentLostLeaseRollsBack", testRunIdempotentLostLeaseRollsBack},
 	{"WithLeaseSetsTheTypesLease", testWithLeaseSetsTheTypesLease},

@@ -12,9 +12,9 @@ import (
 	"github.com/leasegen/leasegen/runtime/driver"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // Bundle is what most system cases need: a migrated engine on a fresh

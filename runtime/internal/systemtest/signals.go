@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
-	"github.com/leasegen/leasegen/runtime/internal/testwait"
 )
 
 // Signals is the Observer of every Bundle's engine: the runtime reports

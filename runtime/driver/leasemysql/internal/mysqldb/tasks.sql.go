@@ -601,6 +601,7 @@ WHERE (? = '' OR status = ?)
   AND created_at <= NOW(3) - INTERVAL ? MICROSECOND
   AND (? = 0 OR id < ?)
   AND (? = '' OR idempotency_key = ?)
+  AND (? = '' OR LOCATE(?, last_error) > 0)
 ORDER BY id DESC
 LIMIT ?
 `
@@ -612,11 +613,13 @@ type TaskListParams struct {
 	MinAgeUs       interface{}
 	BeforeID       int64
 	IdempotencyKey sql.NullString
+	ErrorText      string
 	Limit          int32
 }
 
 // Empty filters match everything; min_age_us keeps tasks created at least
-// that long ago; before_id pages by keyset (the tasks below an id).
+// that long ago; before_id pages by keyset (the tasks below an id);
+// error_text keeps the tasks whose last error holds it.
 func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]LeasegenTask, error) {
 	rows, err := db.QueryContext(ctx, taskList,
 		arg.Status,
@@ -630,6 +633,8 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 		arg.BeforeID,
 		arg.IdempotencyKey,
 		arg.IdempotencyKey,
+		arg.ErrorText,
+		arg.ErrorText,
 		arg.Limit,
 	)
 	if err != nil {

@@ -725,8 +725,9 @@ WHERE ($1::text = '' OR status = $1::text)
   AND created_at <= now() - $4::bigint * interval '1 microsecond'
   AND ($5::bigint = 0 OR id < $5::bigint)
   AND ($6::text = '' OR idempotency_key = $6::text)
+  AND ($7::text = '' OR strpos(last_error, $7::text) > 0)
 ORDER BY id DESC
-LIMIT $7
+LIMIT $8
 `
 
 type TaskListParams struct {
@@ -736,6 +737,7 @@ type TaskListParams struct {
 	MinAgeUs       int64
 	BeforeID       int64
 	IdempotencyKey string
+	ErrorText      string
 	Lim            int32
 }
 
@@ -749,6 +751,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 		arg.MinAgeUs,
 		arg.BeforeID,
 		arg.IdempotencyKey,
+		arg.ErrorText,
 		arg.Lim,
 	)
 	if err != nil {

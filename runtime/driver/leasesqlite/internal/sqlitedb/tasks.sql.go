@@ -428,8 +428,9 @@ WHERE (?1 = '' OR status = ?1)
   AND created_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - ?4
   AND (?5 = 0 OR id < ?5)
   AND (?6 = '' OR idempotency_key = ?6)
+  AND (?7 = '' OR instr(last_error, ?7) > 0)
 ORDER BY id DESC
-LIMIT ?7
+LIMIT ?8
 `
 
 type TaskListParams struct {
@@ -439,6 +440,7 @@ type TaskListParams struct {
 	MinAgeMs       interface{}
 	BeforeID       interface{}
 	IdempotencyKey interface{}
+	ErrorText      interface{}
 	Lim            int64
 }
 
@@ -450,6 +452,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 		arg.MinAgeMs,
 		arg.BeforeID,
 		arg.IdempotencyKey,
+		arg.ErrorText,
 		arg.Lim,
 	)
 	if err != nil {
