@@ -3,6 +3,7 @@ package systemtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
@@ -55,9 +57,21 @@ func testWorkerRegistry(t *testing.T, b *Bundle) {
 	other = newTestWorker(t, b, cfg, "resize") // other types may have other limits
 	dbtest.Must(t, "start a worker with the same limits", other.Start(bg))
 
-	time.Sleep(3 * cfg.RecoveryInterval) // past the rows' first TTL: they are renewed
-	workers, err := b.Client.Workers(bg)
-	dbtest.Must(t, "workers", err)
+	// Both rows are renewed past their first TTL (a renewal a loaded
+	// machine stalls lets a row lapse until the next: wait for both).
+	var workers []runtime.WorkerInfo
+	b.Signals.Await(t, testwait.Bound, func() bool {
+		var err error
+		workers, err = b.Client.Workers(bg)
+		dbtest.Must(t, "workers", err)
+		renewed := 0
+		for _, w := range workers {
+			if w.AliveUntil.Sub(w.StartedAt) > 2*cfg.RecoveryInterval {
+				renewed++
+			}
+		}
+		return renewed == 2
+	}, func() string { return fmt.Sprintf("live workers %+v, want w-a and w-b, each renewed", workers) })
 	host, _ := os.Hostname()
 	got := map[string]runtime.WorkerInfo{}
 	for _, w := range workers {
