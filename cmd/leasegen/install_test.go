@@ -78,18 +78,8 @@ func main() {
 	}
 }
 
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-`)
-	sh("go mod tidy && go generate ./... && go build -o svc .")
-	out, err := exec.Command(filepath.Join(dir, "svc"), t.TempDir()).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "ran img-1") {
-		t.Fatalf("the service built from the recipe: %v\n%s", err, out)
-	}
+`+checkFunc)
+	buildAndRun(t, dir, sh, "go mod tidy && go generate ./... && go build -o svc .", "ran img-1")
 }
 
 // newModule makes a new module outside the tree and runs the README's
@@ -170,17 +160,28 @@ func main() {
 	fmt.Println("ran in a span:", <-traced)
 }
 
+`+checkFunc)
+	buildAndRun(t, dir, sh, "go mod tidy && go build -o svc .", "ran in a span: true")
+}
+
+// checkFunc ends the test services' main.go: a failure exits 1.
+const checkFunc = `
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
-`)
-	sh("go mod tidy && go build -o svc .")
+`
+
+// buildAndRun builds the service in dir with build and runs it on a new
+// directory, failing t unless its output holds want.
+func buildAndRun(t *testing.T, dir string, sh func(string), build, want string) {
+	t.Helper()
+	sh(build)
 	out, err := exec.Command(filepath.Join(dir, "svc"), t.TempDir()).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "ran in a span: true") {
-		t.Fatalf("the traced service built from the recipes: %v\n%s", err, out)
+	if err != nil || !strings.Contains(string(out), want) {
+		t.Fatalf("the service built from the README's recipes: %v\n%s", err, out)
 	}
 }
 
