@@ -1,13 +1,11 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/leasegen/leasegen/internal/testwait"
@@ -32,27 +30,6 @@ func (d committedThenFailed) CompleteMany(ctx context.Context, owner string, req
 	return make([]bool, len(reqs)), errAfterCommit
 }
 
-// logLines is a log's text, ringing its bell at each line.
-type logLines struct {
-	testwait.Bell
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	n, err := l.buf.Write(p)
-	l.mu.Unlock()
-	l.Ring()
-	return n, err
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // A completion whose COMMIT committed and then reported an error is
 // logged as what it is: the task is SUCCESS, not left to recovery.
 func TestWriteErrorAfterCommitSaysTheTaskFinished(t *testing.T) {
@@ -65,7 +42,7 @@ func TestWriteErrorAfterCommitSaysTheTaskFinished(t *testing.T) {
 	if err := e.Migrate(bg); err != nil {
 		t.Fatal(err)
 	}
-	var logs logLines
+	var logs testwait.Text
 	startWorker(t, e, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, "t", func(context.Context, *Task) error { return nil })
 	c, _ := NewClient(e, ClientConfig{})
 	if _, err := c.Enqueue(bg, "t", nil); err != nil {

@@ -173,11 +173,7 @@ func TestInBrowser(t *testing.T) {
 	if md, _ := browser.eval(`document.getElementById('metadata').textContent`); !strings.Contains(string(md), "trace_id") {
 		t.Errorf("the task page's metadata reads %s, want its trace_id", md)
 	}
-	if _, err := browser.eval(`document.getElementById('retry').click()`); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	if err := browser.waitLoaded(); err != nil {
+	if err := browser.clickAndLoad("#retry"); err != nil {
 		t.Fatal(err)
 	}
 	flash, _ := browser.eval(`document.querySelector('.flash') && document.querySelector('.flash').textContent`)
@@ -201,21 +197,13 @@ func TestInBrowser(t *testing.T) {
 	if err := browser.navigate(f.srv.URL + "/ops/tasks?type=later"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := browser.eval(`document.getElementById('cancel-matching').click()`); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	if err := browser.waitLoaded(); err != nil {
+	if err := browser.clickAndLoad("#cancel-matching"); err != nil {
 		t.Fatal(err)
 	}
 	if count, _ := browser.eval(`document.getElementById('matching-count').textContent`); !strings.Contains(string(count), "cancel 1 tasks matching type=later") {
 		t.Fatalf("the confirmation of a cancel by filter reads %s", count)
 	}
-	if _, err := browser.eval(`document.querySelector('#confirm button').click()`); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	if err := browser.waitLoaded(); err != nil {
+	if err := browser.clickAndLoad("#confirm button"); err != nil {
 		t.Fatal(err)
 	}
 	if flash, _ := browser.eval(`document.querySelector('.flash') && document.querySelector('.flash').textContent`); !strings.Contains(string(flash), "cancel: 1 tasks matching the filter") {

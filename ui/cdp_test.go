@@ -12,7 +12,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
+
+	"github.com/leasegen/leasegen/internal/testwait"
 )
 
 // A DevTools-protocol client of the least it takes to drive a headless
@@ -180,15 +183,27 @@ func (c *cdp) navigate(u string) error {
 }
 
 func (c *cdp) waitLoaded() error {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		v, err := c.eval("document.readyState")
-		if err == nil && string(v) == `"complete"` {
+	return c.waitFor(`document.readyState === "complete"`, "page did not finish loading")
+}
+
+// clickAndLoad clicks the element selector names, which navigates, and
+// waits until the next page has loaded: the old page is marked, so its
+// own readyState cannot pass for the new one's.
+func (c *cdp) clickAndLoad(selector string) error {
+	if _, err := c.eval(`window.leasegenOldPage = true; document.querySelector(` + strconv.Quote(selector) + `).click()`); err != nil {
+		return err
+	}
+	return c.waitFor(`!window.leasegenOldPage && document.readyState === "complete"`, "the click on "+selector+" loaded no page")
+}
+
+// waitFor evaluates cond until it is true, failing after testwait.Bound.
+func (c *cdp) waitFor(cond, what string) error {
+	for deadline := time.Now().Add(testwait.Bound); time.Now().Before(deadline); time.Sleep(testwait.Poll) {
+		if v, err := c.eval(cond); err == nil && string(v) == "true" {
 			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	return errors.New("page did not finish loading in 10 s")
+	return fmt.Errorf("%s within %v", what, testwait.Bound)
 }
 
 // screenshot returns the page as a PNG.

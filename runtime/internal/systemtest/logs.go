@@ -1,7 +1,6 @@
 package systemtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,19 +16,10 @@ import (
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 )
 
-// LogBook is a slog handler's output, safe for concurrent writers.
+// LogBook is a slog handler's output, safe for concurrent writers; it
+// rings its bell at each line.
 type LogBook struct {
-	testwait.Bell // rings at each line
-	mu            sync.Mutex
-	buf           bytes.Buffer
-}
-
-func (l *LogBook) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	n, err := l.buf.Write(p)
-	l.mu.Unlock()
-	l.Ring()
-	return n, err
+	testwait.Text
 }
 
 // WaitLines waits until n lines of msg were logged, failing t after
@@ -45,10 +35,8 @@ func (l *LogBook) WaitLines(t *testing.T, msg string, n int) {
 // or, for a msg ending in "*", starting with it.
 func (l *LogBook) Lines(t *testing.T, msg string) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		var rec map[string]any
 		if line == "" {
 			continue
@@ -62,13 +50,6 @@ func (l *LogBook) Lines(t *testing.T, msg string) []map[string]any {
 		}
 	}
 	return out
-}
-
-// String returns everything written so far.
-func (l *LogBook) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 func (l *LogBook) Logger() *slog.Logger {
