@@ -294,6 +294,34 @@ func (c *Client) CancelMatching(ctx context.Context, f Filter, max int) (int, er
 	})
 }
 
+// Discard deletes a task no worker holds, queued or finished, with its
+// attempt history (retention's next pass, or Purge, deletes the history).
+// It returns ErrTaskRunning for a task that runs (Cancel it first) and
+// ErrTaskNotFound for an unknown id.
+func (c *Client) Discard(ctx context.Context, id TaskID) error {
+	deleted, err := c.engine.tables.TaskDiscard(ctx, id)
+	if err != nil || deleted {
+		return c.engine.failed(err, "discard task %d", id)
+	}
+	info, err := c.engine.tables.TaskGet(ctx, id)
+	if err != nil {
+		return c.engine.classify(err)
+	}
+	return fmt.Errorf("%w: task %d is %s: cancel it, then discard it once it ended", ErrTaskRunning, id, info.Status)
+}
+
+// DiscardMatching deletes up to max of the tasks f matches that no worker
+// holds, newest first, and returns how many it deleted.
+func (c *Client) DiscardMatching(ctx context.Context, f Filter, max int) (int, error) {
+	return c.actOnMatching(ctx, f, max, func(t TaskInfo) (bool, error) {
+		err := c.Discard(ctx, t.ID)
+		if errors.Is(err, ErrTaskRunning) || errors.Is(err, ErrTaskNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
 // actOnMatching calls act on the tasks f matches until it acted on max.
 func (c *Client) actOnMatching(ctx context.Context, f Filter, max int, act func(TaskInfo) (bool, error)) (int, error) {
 	if max <= 0 {

@@ -32,6 +32,9 @@ var (
 	// ErrTaskNotRetryable reports a retry of a task that has not failed or
 	// been cancelled.
 	ErrTaskNotRetryable = errors.New("leasegen: task cannot be retried")
+	// ErrTaskRunning reports a discard of a task a worker holds: cancel it,
+	// and discard it once it ended.
+	ErrTaskRunning = errors.New("leasegen: task is running")
 	// ErrWorkerStarted reports a change to a worker that is already running.
 	ErrWorkerStarted = errors.New("leasegen: worker already started")
 	// ErrWorkerStopped reports a Start after Stop: a Worker runs once; make

@@ -118,7 +118,7 @@ func (s *server) bulk(w http.ResponseWriter, r *http.Request, a Access) (string,
 	return "/tasks", fmt.Sprintf("%s: %d tasks done, %d refused", action, done, failed), nil
 }
 
-// matching retries or cancels every task the posted filter matches, at
+// matching retries, cancels or discards every task the posted filter matches, at
 // most maxMatching, newest first: the first post counts them and asks, a
 // second, with confirm=yes, does it.
 func (s *server) matching(w http.ResponseWriter, r *http.Request, a Access) (string, string, error) {
@@ -140,6 +140,8 @@ func (s *server) matching(w http.ResponseWriter, r *http.Request, a Access) (str
 		act = s.client.RetryMatching
 	case "cancel":
 		act = s.client.CancelMatching
+	case "discard":
+		act = s.client.DiscardMatching
 	default:
 		return back, "", fmt.Errorf("unknown action %q", action)
 	}

@@ -20,6 +20,7 @@ var commands = map[string]func(ctx context.Context, e *env, args []string) error
 	"show":      show,
 	"cancel":    cancel,
 	"retry":     retry,
+	"discard":   discard,
 	"purge":     purge,
 	"stats":     stats,
 	"workers":   workers,
@@ -214,6 +215,27 @@ func retry(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "task %d is QUEUED again\n", id)
+	return nil
+}
+
+func discard(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("discard")
+	bulk := bulkFlags(fs)
+	pos, err := parseThen(fs, args, bulk.positional)
+	if err != nil {
+		return err
+	}
+	if *bulk.all {
+		return bulk.run(ctx, e, "discard", e.client.DiscardMatching)
+	}
+	id, err := taskID(pos[0])
+	if err != nil {
+		return err
+	}
+	if err := e.client.Discard(ctx, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "task %d is discarded\n", id)
 	return nil
 }
 

@@ -29,7 +29,8 @@ Commands:
   show [-json] ID           one task with its last error
   cancel ID                 cancel a queued task, or ask a running one to stop
   retry ID                  queue a failed or cancelled task again, with all its attempts
-  retry|cancel -all [filter flags] [-max N] (-dry-run | -yes)
+  discard ID                delete a task no worker holds (queued or finished)
+  retry|cancel|discard -all [filter flags] [-max N] (-dry-run | -yes)
                             the same for every task the flags match (list's, and -error TEXT for
                             the last error), newest first, up to -max (10000); it counts them
                             first and acts only with -yes

@@ -258,6 +258,10 @@ SELECT COUNT(*) FROM (
   LIMIT ?
 ) AS purgeable;
 
+-- name: TaskDiscard :execrows
+-- Deletes a task that no worker holds: queued, or finished.
+DELETE FROM leasegen_tasks WHERE id = ? AND status NOT IN ('RUNNING', 'CANCEL_REQUESTED');
+
 -- name: TaskPurge :execrows
 -- One batch of finished tasks older than the cutoff, found through
 -- leasegen_tasks_due: a finished task is due when it finished, at

@@ -325,6 +325,10 @@ SELECT COUNT(*) FROM (
   LIMIT @lim
 ) AS purgeable;
 
+-- name: TaskDiscard :execrows
+-- Deletes a task that no worker holds: queued, or finished.
+DELETE FROM leasegen_tasks WHERE id = $1 AND status NOT IN ('RUNNING', 'CANCEL_REQUESTED');
+
 -- name: TaskPurge :execrows
 -- One batch of finished tasks older than the cutoff, through
 -- leasegen_tasks_finished.

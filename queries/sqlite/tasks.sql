@@ -224,6 +224,10 @@ SELECT COUNT(*) FROM (
   LIMIT sqlc.arg(lim)
 ) AS purgeable;
 
+-- name: TaskDiscard :execrows
+-- Deletes a task that no worker holds: queued, or finished.
+DELETE FROM leasegen_tasks WHERE id = ? AND status NOT IN ('RUNNING', 'CANCEL_REQUESTED');
+
 -- name: TaskPurge :execrows
 -- Walks leasegen_tasks_finished.
 DELETE FROM leasegen_tasks

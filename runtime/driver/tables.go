@@ -123,6 +123,9 @@ type Tables interface {
 	// TaskRetry queues a FAILED or CANCELLED task again with fresh
 	// attempts and reports whether the task changed state.
 	TaskRetry(ctx context.Context, id leasetype.TaskID) (bool, error)
+	// TaskDiscard deletes a task no worker holds (queued or finished) and
+	// reports whether it did.
+	TaskDiscard(ctx context.Context, id leasetype.TaskID) (bool, error)
 	// TaskPurge deletes up to limit tasks that finished more than age ago
 	// and returns how many it deleted.
 	TaskPurge(ctx context.Context, age time.Duration, limit int) (int, error)

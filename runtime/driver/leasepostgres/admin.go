@@ -55,6 +55,10 @@ func (t tables) TaskRetry(ctx context.Context, id leasetype.TaskID) (bool, error
 	return t.Changed(ctx, func() (int64, error) { return t.s.q.TaskRetry(ctx, t.q, pgdb.TaskRetryParams{ID: int64(id)}) })
 }
 
+func (t tables) TaskDiscard(ctx context.Context, id leasetype.TaskID) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) { return t.s.q.TaskDiscard(ctx, t.q, pgdb.TaskDiscardParams{ID: int64(id)}) })
+}
+
 func (t tables) TaskPurge(ctx context.Context, age time.Duration, limit int) (int, error) {
 	return t.Count(ctx, func() (int64, error) {
 		return t.s.q.TaskPurge(ctx, t.q, pgdb.TaskPurgeParams{AgeUs: micros(age), Lim: int32(limit)})

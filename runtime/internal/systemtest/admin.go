@@ -194,4 +194,18 @@ func testBulkActionsByFilter(t *testing.T, b *Bundle) {
 	if _, err := b.Client.RetryMatching(bg, disk, 0); !errors.Is(err, runtime.ErrInvalidTask) {
 		t.Errorf("a bulk action without a cap: %v, want ErrInvalidTask", err)
 	}
+	// Discard deletes what no worker holds, never a running task.
+	running := b.Claim(t, "w", 1, "bulk")
+	if len(running) != 1 {
+		t.Fatalf("claimed %v, want one queued bulk task", running)
+	}
+	if err := b.Client.Discard(bg, running[0].ID); !errors.Is(err, runtime.ErrTaskRunning) {
+		t.Errorf("discard of a running task: %v, want ErrTaskRunning", err)
+	}
+	if n, err := b.Client.DiscardMatching(bg, runtime.Filter{Type: "bulk"}, 100); err != nil || n != 11 {
+		t.Errorf("discard of every bulk task = %d, %v; want the 11 no worker holds", n, err)
+	}
+	if n := b.Total(t); n != 1 {
+		t.Errorf("%d tasks left after the discard, want the running one", n)
+	}
 }

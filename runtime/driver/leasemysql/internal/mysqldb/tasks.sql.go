@@ -346,6 +346,23 @@ func (q *Queries) TaskCountRunning(ctx context.Context, db DBTX) ([]TaskCountRun
 	return items, nil
 }
 
+const taskDiscard = `-- name: TaskDiscard :execrows
+DELETE FROM leasegen_tasks WHERE id = ? AND status NOT IN ('RUNNING', 'CANCEL_REQUESTED')
+`
+
+type TaskDiscardParams struct {
+	ID int64
+}
+
+// Deletes a task that no worker holds: queued, or finished.
+func (q *Queries) TaskDiscard(ctx context.Context, db DBTX, arg TaskDiscardParams) (int64, error) {
+	result, err := db.ExecContext(ctx, taskDiscard, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const taskFail = `-- name: TaskFail :execrows
 UPDATE leasegen_tasks SET
   due_at = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED', NOW(3),
