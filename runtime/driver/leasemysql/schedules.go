@@ -47,7 +47,7 @@ func (t tables) ScheduleLockDue(ctx context.Context, names []string, now time.Ti
 func (t tables) ScheduleAdvance(ctx context.Context, a driver.ScheduleAdvance) (bool, error) {
 	return t.Changed(ctx, func() (int64, error) {
 		return t.s.q.ScheduleAdvance(ctx, t.q, mysqldb.ScheduleAdvanceParams{
-			NextRun: a.Next, LastTick: nullTime(a.LastTick), EnqueuedAt: nullTime(a.EnqueuedAt),
+			NextRun: a.Next, LastTick: sqlbuild.NullTime(a.LastTick), EnqueuedAt: sqlbuild.NullTime(a.EnqueuedAt),
 			LastTaskID: nullID(a.LastTask), Enqueued: int64(a.Enqueued), Missed: int64(a.Missed),
 			Name: a.Name, FromNextRun: a.From,
 		})

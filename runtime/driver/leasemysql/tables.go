@@ -53,8 +53,6 @@ func (t tables) MigrationList(ctx context.Context) (map[int]time.Time, error) {
 	return sqlbuild.AppliedMigrations(ctx, t.q, func(at time.Time) time.Time { return at })
 }
 
-func nullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.IsZero()} }
-
 func nullID(id leasetype.TaskID) sql.NullInt64 {
 	return sql.NullInt64{Int64: int64(id), Valid: id != 0}
 }

@@ -2,7 +2,6 @@ package leasepostgres
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -15,7 +14,7 @@ func (t tables) AttemptInsert(ctx context.Context, r driver.AttemptRecord) error
 	return t.Write(ctx, func() error {
 		return t.s.q.AttemptInsert(ctx, t.q, pgdb.AttemptInsertParams{
 			TaskID: int64(r.TaskID), Attempt: int32(r.Attempt), Worker: r.Worker, StartedAt: r.StartedAt,
-			FinishedAt: sql.NullTime{Time: r.FinishedAt, Valid: !r.FinishedAt.IsZero()}, Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
+			FinishedAt: sqlbuild.NullTime(r.FinishedAt), Outcome: r.Outcome, Error: sqlbuild.NullString(r.Error), DurationUs: r.Duration.Microseconds(),
 		})
 	})
 }

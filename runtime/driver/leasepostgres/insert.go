@@ -23,7 +23,7 @@ func (s *store) Insert(ctx context.Context, q driver.DBTX, tasks []driver.NewTas
 		t := tasks[0]
 		id, err := s.q.TaskInsert(ctx, q, pgdb.TaskInsertParams{
 			TaskType: t.Type, Payload: t.Payload, Priority: int32(t.Priority),
-			RunAt: sql.NullTime{Time: t.RunAt, Valid: !t.RunAt.IsZero()}, DelayUs: micros(t.Delay),
+			RunAt: sqlbuild.NullTime(t.RunAt), DelayUs: micros(t.Delay),
 			MaxAttempts: int32(t.MaxAttempts), OwnerID: t.OwnerID,
 			IdempotencyKey: sqlbuild.NullString(t.Key), Metadata: sqlbuild.NullString(string(t.Metadata)),
 		})

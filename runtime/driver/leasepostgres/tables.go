@@ -57,8 +57,6 @@ func (t tables) MigrationList(ctx context.Context) (map[int]time.Time, error) {
 	return sqlbuild.AppliedMigrations(ctx, t.raw, time.Time.UTC)
 }
 
-func nullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.IsZero()} }
-
 func nullID(id leasetype.TaskID) sql.NullInt64 {
 	return sql.NullInt64{Int64: int64(id), Valid: id != 0}
 }

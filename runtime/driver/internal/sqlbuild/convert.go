@@ -1,6 +1,7 @@
 package sqlbuild
 
 import (
+	"database/sql"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/leasetype"
@@ -33,6 +34,9 @@ func FromTaskID(id leasetype.TaskID) int64 { return int64(id) }
 func Minute(at time.Time, succeeded, failed, cancelled int64) leasetype.ThroughputMinute {
 	return leasetype.ThroughputMinute{Minute: at.UTC(), Succeeded: int(succeeded), Failed: int(failed), Cancelled: int(cancelled)}
 }
+
+// NullTime is t, NULL for the zero time.
+func NullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.IsZero()} }
 
 // TimeOrNil is t as a statement argument, nil for the zero time.
 func TimeOrNil(t time.Time) any {
