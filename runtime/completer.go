@@ -156,7 +156,15 @@ func (c *completer) complete(ctx context.Context, batch []*execution) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	oks, err := c.driver.CompleteMany(ctx, c.workerID, reqs)
+	oks, retried, err := retryUnreachable(ctx, c.driver, func() ([]bool, error) { return c.driver.CompleteMany(ctx, c.workerID, reqs) })
+	if err == nil && retried { // a try before may have committed some
+		for i, e := range batch {
+			if !oks[i] {
+				info, readErr := c.driver.Tables().TaskGet(ctx, e.task.ID)
+				oks[i] = readErr == nil && completedBy(e.ref)(info)
+			}
+		}
+	}
 	for i, e := range batch {
 		e.end(e.record(err == nil && oks[i], err, c.completed, "complete", OutcomeSuccess))
 	}

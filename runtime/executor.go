@@ -237,7 +237,7 @@ func (e *execution) finish(err error) (outcome string, ended bool) {
 	var snooze *snoozeError
 	switch {
 	case err == nil: // the completion loop has stopped
-		ok, werr := x.driver.Complete(ctx, x.db, x.workerID, e.ref, result)
+		ok, werr := e.fenced(ctx, completedBy(e.ref), func() (bool, error) { return x.driver.Complete(ctx, x.db, x.workerID, e.ref, result) })
 		return e.record(ok, werr, &x.stats.completed, "complete", OutcomeSuccess), true
 	case errors.As(err, &snooze):
 		return e.release(ctx, snooze.after, leasetype.AttemptSnoozed), true
@@ -261,7 +261,7 @@ func (e *execution) fail(ctx context.Context, err, cause error) string {
 		f.Backoff = e.h.cfg.backoff(e.attemptsUsed())
 		counter, outcome = &x.stats.retried, OutcomeRetry
 	}
-	ok, werr := x.driver.Fail(ctx, x.workerID, e.ref, f)
+	ok, werr := e.fenced(ctx, movedOnFrom(e.ref), func() (bool, error) { return x.driver.Fail(ctx, x.workerID, e.ref, f) })
 	outcome = e.record(ok, werr, counter, "fail", outcome)
 	e.logFailure(outcome, msg, f.Backoff)
 	if outcome == OutcomeRetry || outcome == OutcomeFailed {
@@ -299,12 +299,64 @@ func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
 // release hands the task back without using an attempt; why names the
 // attempt in the task's history.
 func (e *execution) release(ctx context.Context, delay time.Duration, why string) string {
-	ok, err := e.x.driver.Release(ctx, e.x.workerID, e.ref, delay)
+	ok, err := e.fenced(ctx, movedOnFrom(e.ref), func() (bool, error) { return e.x.driver.Release(ctx, e.x.workerID, e.ref, delay) })
 	outcome := e.record(ok, err, &e.x.stats.released, "release", OutcomeReleased)
 	if outcome == OutcomeReleased {
 		e.remember(ctx, why, "")
 	}
 	return outcome
+}
+
+// Waits between the tries of a fenced write while the database is
+// unreachable: the first, doubling up to the last.
+const (
+	writeRetryFirst = 50 * time.Millisecond
+	writeRetryLast  = time.Second
+)
+
+// retryUnreachable runs write again while it fails because the database
+// was unreachable (a connection lost or refused, a server restarting) and
+// ctx lasts, and reports whether it ran more than once. Only fenced writes
+// go through it: repeating one whose first try committed changes nothing.
+func retryUnreachable[T any](ctx context.Context, d driver.Driver, write func() (T, error)) (T, bool, error) {
+	wait := writeRetryFirst
+	for tries := 1; ; tries++ {
+		v, err := write()
+		if err == nil || !unavailable(err, d.ErrorKind(err)) {
+			return v, tries > 1, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, true, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, writeRetryLast)
+	}
+}
+
+// fenced runs one of e's fenced writes through retryUnreachable. A repeat
+// that the fence rejects may follow a try that committed before its
+// connection was lost: landed reads the task back and tells.
+func (e *execution) fenced(ctx context.Context, landed func(TaskInfo) bool, write func() (bool, error)) (bool, error) {
+	ok, retried, err := retryUnreachable(ctx, e.x.driver, write)
+	if err == nil && !ok && retried {
+		info, readErr := e.x.tables.TaskGet(ctx, e.task.ID)
+		ok = readErr == nil && landed(info)
+	}
+	return ok, err
+}
+
+// completedBy reports a task that the execution ref completed.
+func completedBy(ref driver.LeaseRef) func(TaskInfo) bool {
+	return func(t TaskInfo) bool { return t.Status == StatusSuccess && t.Attempt == ref.Attempt }
+}
+
+// movedOnFrom reports a task that left the execution ref's lease without
+// a new claim: what its failure or release (or recovery) wrote.
+func movedOnFrom(ref driver.LeaseRef) func(TaskInfo) bool {
+	return func(t TaskInfo) bool {
+		return t.Attempt == ref.Attempt && t.Status != StatusRunning && t.Status != StatusCancelRequested
+	}
 }
 
 // record counts a fenced write and returns the execution's outcome; a

@@ -24,6 +24,8 @@ type Proxy struct {
 	// reply is forwarded and then the proxy pauses, closing cut.
 	cutAfter       []byte
 	cutBeforeReply bool
+	resetOnReply   bool // drop the reply and close the connection, instead of pausing
+	dropStatement  bool // drop the statement itself and close the connection
 	cut            chan struct{}
 }
 
@@ -61,10 +63,33 @@ func (p *Proxy) CutAfter(text string) <-chan struct{} { return p.arm(text, false
 // reply: the server runs it, and the client never hears back.
 func (p *Proxy) CutBeforeReply(text string) <-chan struct{} { return p.arm(text, true) }
 
+// LoseReply arms a lost reply: once a client sends text, the server runs
+// the statement and its reply is dropped, and the client's connection is
+// closed: a connection lost after the server committed. The other
+// connections go on; the returned channel is closed at the loss.
+func (p *Proxy) LoseReply(text string) <-chan struct{} {
+	cut := p.arm(text, false)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.resetOnReply = true
+	return cut
+}
+
+// LoseStatement arms a lost statement: once a client sends text, the
+// statement is dropped before the server sees it and the client's
+// connection is closed. The returned channel is closed at the loss.
+func (p *Proxy) LoseStatement(text string) <-chan struct{} {
+	cut := p.arm(text, false)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropStatement = true
+	return cut
+}
+
 func (p *Proxy) arm(text string, beforeReply bool) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cutAfter, p.cutBeforeReply, p.cut = []byte(text), beforeReply, make(chan struct{})
+	p.cutAfter, p.cutBeforeReply, p.resetOnReply, p.dropStatement, p.cut = []byte(text), beforeReply, false, false, make(chan struct{})
 	return p.cut
 }
 
@@ -134,9 +159,13 @@ func (p *Proxy) pipe(dst io.Writer, src io.Reader, sent chan<- struct{}, cutNext
 			}
 			cutNow := false
 			if sent != nil {
-				if hit, beforeReply := p.armed(buf[:n]); hit && beforeReply {
+				hit, beforeReply := p.armed(buf[:n])
+				switch {
+				case hit && p.drop():
+					return // the statement is dropped; serve closes both ends
+				case hit && beforeReply:
 					cutNow = true
-				} else if hit {
+				case hit:
 					sent <- struct{}{} // before the server can reply
 				}
 			}
@@ -144,6 +173,9 @@ func (p *Proxy) pipe(dst io.Writer, src io.Reader, sent chan<- struct{}, cutNext
 				// Paused before the statement leaves: the pipe back waits
 				// before it forwards any reply, however fast the server is.
 				p.pauseForCut()
+			}
+			if cutting && p.lose() {
+				return // the reply is dropped; serve closes both ends
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
@@ -168,6 +200,31 @@ func (p *Proxy) armed(chunk []byte) (hit, beforeReply bool) {
 	}
 	p.cutAfter = nil
 	return true, p.cutBeforeReply
+}
+
+// drop reports, and disarms, a lost statement armed by LoseStatement,
+// closing cut.
+func (p *Proxy) drop() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.dropStatement {
+		return false
+	}
+	p.dropStatement = false
+	close(p.cut)
+	return true
+}
+
+// lose reports, and disarms, a lost reply armed by LoseReply, closing cut.
+func (p *Proxy) lose() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.resetOnReply {
+		return false
+	}
+	p.resetOnReply = false
+	close(p.cut)
+	return true
 }
 
 func (p *Proxy) pauseForCut() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -378,5 +379,43 @@ func (r renewalSignal) LeasesRenewed(_, renewed int) {
 		case r.renewed <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// A completion lost with its connection, before the server saw it or
+// after it ran it, is written again on a new connection: the fence makes
+// the repeat safe, so the task ends on its first attempt instead of
+// waiting out its lease and running again, and the worker counts it
+// completed.
+func testLostCompletionIsRetried(t *testing.T, b *Bundle) {
+	for name, lose := range map[string]func(*dbtest.Proxy) <-chan struct{}{
+		"statement": func(p *dbtest.Proxy) <-chan struct{} { return p.LoseStatement("status = 'SUCCESS'") },
+		"reply":     func(p *dbtest.Proxy) <-chan struct{} { return p.LoseReply("status = 'SUCCESS'") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			proxy, dsn := b.H.Proxy(t, b.DB.DSN)
+			var runs atomic.Int32
+			cfg := Config()
+			cfg.WorkerID = "lossy-" + name
+			w, err := runtime.NewWorker(b.EngineOn(b.H.OpenPool(t, dsn)), cfg)
+			dbtest.Must(t, "worker", err)
+			typ := "once-" + name
+			dbtest.Must(t, "handle", w.Handle(typ, func(context.Context, *runtime.Task) error { runs.Add(1); return nil }))
+			dbtest.Must(t, "start", w.Start(bg))
+			t.Cleanup(func() { _ = w.Stop(bg) })
+
+			lost := lose(proxy)
+			id := b.Enqueue(t, typ)
+			info := b.WaitStatus(t, id, runtime.StatusSuccess)
+			select {
+			case <-lost:
+			default:
+				t.Fatal("no completion statement went through the proxy")
+			}
+			if s := w.Stats(); info.AttemptsUsed != 1 || runs.Load() != 1 || s.Completed != 1 || s.StaleWrites != 0 {
+				t.Errorf("after a lost completion %s: %d attempts used, %d runs, stats %+v; want one of each and no stale write",
+					name, info.AttemptsUsed, runs.Load(), s)
+			}
+		})
 	}
 }

@@ -155,6 +155,7 @@ var networkCases = []struct {
 }{
 	{"FaultOneWorkerCutOff", testFaultOneWorkerCutOff},
 	{"EnqueueOutcomeUnknown", testEnqueueOutcomeUnknown},
+	{"LostCompletionIsRetried", testLostCompletionIsRetried},
 }
 
 // serverCases kill and freeze a private server.
