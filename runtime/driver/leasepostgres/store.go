@@ -116,6 +116,10 @@ const (
 // that ended the session: shutting down, starting up, an idle transaction
 // timed out) and pgx's word that a statement was never sent.
 func (s *store) ErrorKind(err error) driver.ErrorKind {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return driver.KindNotSent // no connection was made (a refused dial, a server starting up: 57P03): nothing was sent
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
