@@ -265,20 +265,24 @@ const (
 )
 
 // Wait blocks until task id is finished (SUCCESS, FAILED or CANCELLED) and
-// returns it, with its result or last error. Each round reads the task
-// once, by its primary key, and the rounds back off from 10 ms to 1 s.
-// When ctx ends first, Wait returns the task as it last read it and ctx's
-// error; a task that does not exist is ErrTaskNotFound at once.
+// returns it as Get does, with its result or last error and its history.
+// Each round reads the task's row once, by its primary key, and the rounds
+// back off from 10 ms to 1 s. When ctx ends first, Wait returns the task
+// as it last read it and ctx's error; a task that does not exist is
+// ErrTaskNotFound at once.
 func (c *Client) Wait(ctx context.Context, id TaskID) (TaskInfo, error) {
 	var last TaskInfo
 	for wait := firstWait; ; wait = min(2*wait, lastWait) {
-		info, err := c.Get(ctx, id)
+		info, err := c.engine.tables.TaskGet(ctx, id)
 		if err != nil && last.ID != 0 && ctx.Err() != nil {
 			// ctx ended during a read: the last read stands.
 			return last, waitEnded(ctx, id, last)
 		}
-		if err != nil || info.Status.Terminal() {
-			return info, err
+		if err != nil {
+			return info, c.engine.failed(err, "get task %d", id)
+		}
+		if info.Status.Terminal() {
+			return c.Get(ctx, id) // the whole task once, with its history
 		}
 		last = info
 		select {
