@@ -1,7 +1,9 @@
 package leasemysql
 
 import (
+	"context"
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -24,11 +26,11 @@ func Open(dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	connector, err := mysql.NewConnector(cfg)
+	c, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadDSN, err)
 	}
-	db := sql.OpenDB(connector)
+	db := sql.OpenDB(connector{c})
 	db.SetMaxIdleConns(32)
 	return db, nil
 }
@@ -49,3 +51,21 @@ func openConfig(dsn string) (*mysql.Config, error) {
 	cfg.Params["time_zone"] = "'+00:00'"
 	return cfg, nil
 }
+
+// connector marks the errors of making a connection (a refused dial, a
+// server that answers the handshake with an error: too many connections,
+// shutting down): nothing was sent on it, so a write is safe to retry.
+type connector struct{ sqldriver.Connector }
+
+func (c connector) Connect(ctx context.Context) (sqldriver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, notConnected{err}
+	}
+	return conn, nil
+}
+
+// notConnected is an error of making a connection.
+type notConnected struct{ error }
+
+func (e notConnected) Unwrap() error { return e.error }

@@ -212,7 +212,10 @@ func deniedPrivilege(err error) bool {
 // error.
 func (s *store) ErrorKind(err error) driver.ErrorKind {
 	var me *mysql.MySQLError
+	var unconnected notConnected
 	switch {
+	case errors.As(err, &unconnected):
+		return driver.KindNotSent // Open's pool: no connection was made, nothing was sent
 	case errors.As(err, &me) && me.Number == mysqlErrNoSuchTable:
 		return driver.KindNoTable
 	case errors.Is(err, mysql.ErrInvalidConn):
