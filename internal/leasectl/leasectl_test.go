@@ -128,6 +128,14 @@ func TestCommands(t *testing.T) {
 			expect(t, "pause an unknown type", code, 1, stderr, "no task of type okk is stored", "-force")
 			code, out, _ = tg.ctl(t, "pause", "okk", "-force")
 			expect(t, "pause an unknown type with -force", code, 0, out, "paused okk", "note: none of the 1 live workers handles okk")
+			// A claim that read the paused types before the pause may still
+			// take a task enqueued after it (as documented): let the claims
+			// that began before it end first. The worker claims one batch
+			// at a time, so a task enqueued now and finished came with a
+			// later claim.
+			sentinel, _ := client.Enqueue(ctx, "bad", nil, runtime.WithMaxAttempts(1))
+			waitFor(t, client, sentinel, runtime.StatusFailed)
+			dbtest.Must(t, "discard the sentinel", client.Discard(ctx, sentinel))
 			paused, _ := client.Enqueue(ctx, "ok", nil)
 			future, _ := client.Enqueue(ctx, "future", nil, runtime.WithDelay(time.Hour))
 			code, out, _ = tg.ctl(t, "stats")
