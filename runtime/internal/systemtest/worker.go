@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
@@ -143,12 +144,16 @@ func testMaxExecutionTime(t *testing.T, b *Bundle) {
 // worker takes it, and it completes on its first attempt.
 func testStopDrainsWhileRenewing(t *testing.T, b *Bundle) {
 	started := make(chan struct{})
-	cfg := ShortLeases()
+	cfg := Config()
+	// Renewals must keep this lease for 2.5 leases: 3 s, well above the
+	// stalls of a loaded machine (one of 0.9 s self-fenced a 1 s lease on
+	// MySQL under two CPU burners), renewed every 500 ms.
+	cfg.LeaseTimeout, cfg.HeartbeatInterval = 3*time.Second, 500*time.Millisecond
 	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{
 		"long": func(ctx context.Context, task *runtime.Task) error {
 			close(started)
 			select {
-			case <-time.After(2500 * time.Millisecond): // 2.5 leases
+			case <-time.After(5 * cfg.LeaseTimeout / 2): // 2.5 leases
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -163,7 +168,7 @@ func testStopDrainsWhileRenewing(t *testing.T, b *Bundle) {
 			return nil
 		},
 	})
-	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	ctx, cancel := context.WithTimeout(bg, testwait.Bound)
 	defer cancel()
 	dbtest.Must(t, "stop", w.Stop(ctx))
 	info, _ := b.Client.Get(bg, id)
@@ -246,12 +251,17 @@ func testUnknownTypeStaysQueued(t *testing.T, b *Bundle) {
 // leases keeps its one lease. A configured heartbeat too slow for the lease
 // is refused with the value to set.
 func testShortLeaseKeepsItsLease(t *testing.T, b *Bundle) {
+	// The type's lease, 3 s, is well above the stalls of a loaded machine
+	// (a 600 ms one self-fenced on MySQL under two CPU burners); the
+	// default Config's lease is 60 s, so only a heartbeat that follows the
+	// type's lease (every 500 ms) keeps it.
+	const lease = 3 * time.Second
 	w := b.StartWorker(t, runtime.Config{Logger: QuietLogger(), PollInterval: 50 * time.Millisecond}, map[string]runtime.HandlerFunc{
 		"thumbnail": func(context.Context, *runtime.Task) error {
-			time.Sleep(1500 * time.Millisecond) // 2.5 leases
+			time.Sleep(5 * lease / 2) // 2.5 leases
 			return nil
 		},
-	}, runtime.WithLease(600*time.Millisecond))
+	}, runtime.WithLease(lease))
 	id := b.Enqueue(t, "thumbnail")
 	info := b.WaitStatus(t, id, runtime.StatusSuccess)
 	if s := w.Stats(); info.AttemptsUsed != 1 || s.LeasesLost != 0 || s.SelfFenced != 0 {
