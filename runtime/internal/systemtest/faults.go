@@ -407,6 +407,11 @@ func testLostCompletionIsRetried(t *testing.T, b *Bundle) {
 			lost := lose(proxy)
 			id := b.Enqueue(t, typ)
 			info := b.WaitStatus(t, id, runtime.StatusSuccess)
+			// The row may read SUCCESS before the worker has written it
+			// again and counted it: wait for the worker's report.
+			b.Signals.Await(t, testwait.Bound, func() bool { return b.Signals.Finished(typ) == 1 }, func() string {
+				return fmt.Sprintf("%d executions of %s ended, want 1", b.Signals.Finished(typ), typ)
+			})
 			select {
 			case <-lost:
 			default:
