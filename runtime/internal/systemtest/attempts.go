@@ -3,6 +3,7 @@ package systemtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -133,8 +134,17 @@ func testAttemptHistory(t *testing.T, b *Bundle) {
 	b.Expire(t, lost)
 	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"lost": func(context.Context, *runtime.Task) error { return nil }})
 	b.WaitStatus(t, lost, runtime.StatusSuccess)
-	if info, _ := b.Client.Get(bg, lost); outcomes(info.Attempts) != "lease_lost success" || info.Attempts[0].Worker != "gone-worker" {
-		t.Errorf("history of a recovered task = %+v, want lease_lost by gone-worker, then success", info.Attempts)
+	// Recovery records the lost attempt after it requeued the task: the
+	// task may run and succeed first. Wait for the record.
+	var recovered runtime.TaskInfo
+	b.Signals.Await(t, testwait.Bound, func() bool {
+		recovered, _ = b.Client.Get(bg, lost)
+		return len(recovered.Attempts) == 2
+	}, func() string {
+		return fmt.Sprintf("history of a recovered task = %+v, want two attempts", recovered.Attempts)
+	})
+	if outcomes(recovered.Attempts) != "lease_lost success" || recovered.Attempts[0].Worker != "gone-worker" {
+		t.Errorf("history of a recovered task = %+v, want lease_lost by gone-worker, then success", recovered.Attempts)
 	}
 
 	if stored, err := b.Driver.Tables().AttemptList(bg, lost); err != nil || len(stored) == 0 {
