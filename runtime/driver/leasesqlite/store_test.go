@@ -68,7 +68,10 @@ func TestSQLiteRenewsMoreLeasesThanOneStatementNames(t *testing.T) {
 	dbtest.Must(t, "enqueue", err)
 	var refs []driver.LeaseRef
 	for len(refs) < n {
-		claimed := b.Claim(t, "w", 1000, "a") // a worker's largest claim
+		// A worker's largest claim, with a lease no loaded machine's
+		// eleven claims outlast (the harness's claims hold 1 s).
+		claimed, err := b.Driver.Claim(bg, driver.ClaimRequest{Owner: "w", Lease: time.Minute, Types: []string{"a"}, Max: 1000})
+		dbtest.Must(t, "claim", err)
 		if len(claimed) == 0 {
 			t.Fatalf("claimed %d of %d", len(refs), n)
 		}
