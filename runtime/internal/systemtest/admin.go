@@ -137,6 +137,7 @@ func testRetentionAndPurge(t *testing.T, b *Bundle) {
 	if _, err := b.Client.Get(bg, keep); err != nil {
 		t.Errorf("retention deleted a queued task: %v", err)
 	}
+	dbtest.Must(t, "stop the worker", w.Stop(bg)) // its retention would race the purge for the cancelled task
 	dbtest.Must(t, "cancel", b.Client.Cancel(bg, keep))
 	time.Sleep(10 * time.Millisecond) // finished strictly before the purge's cutoff
 	n, err := b.Client.Purge(bg, 0, 10)
