@@ -16,23 +16,13 @@ import (
 // of the handshake, then a close.
 func tooManyConnections(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	dbtest.Must(t, "listen", err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			payload := append([]byte{0xff}, binary.LittleEndian.AppendUint16(nil, 1040)...)
-			payload = append(payload, "#08004Too many connections"...)
-			header := binary.LittleEndian.AppendUint32(nil, uint32(len(payload)))[:3]
-			_, _ = c.Write(append(append(header, 0), payload...))
-			c.Close()
-		}
-	}()
-	return ln.Addr().String()
+	return dbtest.FakeServer(t, func(c net.Conn) {
+		defer c.Close()
+		payload := append([]byte{0xff}, binary.LittleEndian.AppendUint16(nil, 1040)...)
+		payload = append(payload, "#08004Too many connections"...)
+		header := binary.LittleEndian.AppendUint32(nil, uint32(len(payload)))[:3]
+		_, _ = c.Write(append(append(header, 0), payload...))
+	})
 }
 
 // A connection the server refuses at the handshake sent nothing: on

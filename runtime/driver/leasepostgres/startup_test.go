@@ -17,19 +17,7 @@ import (
 // FATAL 57P03, then a close.
 func startingUpServer(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	dbtest.Must(t, "listen", err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go refuseStartup(c)
-		}
-	}()
-	return ln.Addr().String()
+	return dbtest.FakeServer(t, refuseStartup)
 }
 
 func refuseStartup(c net.Conn) {
