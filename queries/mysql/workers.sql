@@ -19,8 +19,13 @@ VALUES (sqlc.arg(worker_id), sqlc.arg(host), sqlc.arg(pid), NOW(3), NOW(3) + INT
   sqlc.arg(max_concurrency), sqlc.arg(global_limit), sqlc.arg(task_limits), sqlc.arg(schedules));
 
 -- name: WorkerRenew :execrows
+-- Counts changed rows: 0 also when the row already held this expiry (a
+-- renewal within the millisecond of the last one); WorkerExists tells.
 UPDATE leasegen_workers SET alive_until = NOW(3) + INTERVAL sqlc.arg(ttl_us) MICROSECOND
 WHERE worker_id = sqlc.arg(worker_id);
+
+-- name: WorkerExists :one
+SELECT COUNT(*) FROM leasegen_workers WHERE worker_id = ?;
 
 -- name: WorkerDelete :exec
 DELETE FROM leasegen_workers WHERE worker_id = ?;

@@ -44,10 +44,18 @@ func (t tables) WorkerInsert(ctx context.Context, r driver.WorkerRegistration) (
 	})
 }
 
+// WorkerRenew asks whether the row exists when the update changed none:
+// MySQL counts changed rows, and a renewal within the millisecond of the
+// last one changes nothing.
 func (t tables) WorkerRenew(ctx context.Context, id string, ttl time.Duration) (bool, error) {
-	return t.Changed(ctx, func() (int64, error) {
+	changed, err := t.Changed(ctx, func() (int64, error) {
 		return t.s.q.WorkerRenew(ctx, t.q, mysqldb.WorkerRenewParams{TtlUs: micros(ttl), WorkerID: id})
 	})
+	if err != nil || changed {
+		return changed, err
+	}
+	n, err := t.s.q.WorkerExists(ctx, t.q, mysqldb.WorkerExistsParams{WorkerID: id})
+	return n > 0, err
 }
 
 func (t tables) WorkerDelete(ctx context.Context, id string) error {

@@ -32,6 +32,21 @@ func (q *Queries) WorkerDeleteExpired(ctx context.Context, db DBTX) error {
 	return err
 }
 
+const workerExists = `-- name: WorkerExists :one
+SELECT COUNT(*) FROM leasegen_workers WHERE worker_id = ?
+`
+
+type WorkerExistsParams struct {
+	WorkerID string
+}
+
+func (q *Queries) WorkerExists(ctx context.Context, db DBTX, arg WorkerExistsParams) (int64, error) {
+	row := db.QueryRowContext(ctx, workerExists, arg.WorkerID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const workerInsert = `-- name: WorkerInsert :execrows
 INSERT IGNORE INTO leasegen_workers
   (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules)
@@ -128,6 +143,8 @@ type WorkerRenewParams struct {
 	WorkerID string
 }
 
+// Counts changed rows: 0 also when the row already held this expiry (a
+// renewal within the millisecond of the last one); WorkerExists tells.
 func (q *Queries) WorkerRenew(ctx context.Context, db DBTX, arg WorkerRenewParams) (int64, error) {
 	result, err := db.ExecContext(ctx, workerRenew, arg.TtlUs, arg.WorkerID)
 	if err != nil {
