@@ -31,13 +31,14 @@ MYSQL97_ENV := env=$$(scripts/mysql97.sh env) || { if [ "$${CI:-}" = true ]; the
 
 generate: ## regenerate sqlc's code and the example service's leasegen code
 	$(SQLC) generate
-	$(GO) generate ./testdata/example/...
+	$(GO) generate ./runtime/driver/ ./testdata/example/...
 
 check: ## fail when generated code (sqlc, leasegen) is stale or go.mod is not tidy
 	$(GO) mod tidy -diff
 	@for m in $(CONTRIB); do (cd $$m && $(GO) mod tidy -diff) || exit 1; done
 	$(SQLC) diff
 	scripts/sqlc-outputs.sh
+	$(GO) run ./runtime/driver/internal/tablesgen -check -dir runtime/driver
 	cd testdata/example/billing && $(GO) run ../../../cmd/leasegen -check -schema schema.sql -alerts alerts.yml -dashboard dashboard.json -testhelpers
 
 lint: ## gofmt, go vet and staticcheck

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/internal/dbtest/pgtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
 	"github.com/leasegen/leasegen/runtime/driver/leasepostgres"
@@ -90,6 +92,29 @@ func value(t *testing.T, reg *prometheus.Registry, name string, labels map[strin
 	return 0
 }
 
+// renewedTwice returns when reg counts two successful lease renewals, or
+// an error when ctx ends or testwait.Bound passes first.
+func renewedTwice(ctx context.Context, reg *prometheus.Registry) error {
+	ctx, cancel := context.WithTimeout(ctx, testwait.Bound)
+	defer cancel()
+	for {
+		families, err := reg.Gather()
+		if err != nil {
+			return err
+		}
+		for _, f := range families {
+			if f.GetName() == "async_task_lease_renewal_success_total" && f.GetMetric()[0].GetCounter().GetValue() >= 2 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the lease was not renewed twice: %w", ctx.Err())
+		case <-time.After(testwait.Poll):
+		}
+	}
+}
+
 func hasLabel(m *dto.Metric, name, value string) bool {
 	for _, l := range m.GetLabel() {
 		if l.GetName() == name && l.GetValue() == value {
@@ -126,8 +151,11 @@ func TestMetricsAfterRealWork(t *testing.T) {
 			dbtest.Must(t, "abandon a lease", err)
 
 			var flaky atomic.Int32
+			// Leases of 5 s renewed every second: a stall of the loaded
+			// machine does not end one; the expired lease is the dead
+			// worker's, set above.
 			w, err := runtime.NewWorker(engine, runtime.Config{
-				LeaseTimeout: time.Second, HeartbeatInterval: 200 * time.Millisecond,
+				LeaseTimeout: 5 * time.Second, HeartbeatInterval: time.Second,
 				RecoveryInterval: 300 * time.Millisecond, PollInterval: 50 * time.Millisecond,
 			})
 			dbtest.Must(t, "worker", err)
@@ -138,9 +166,8 @@ func TestMetricsAfterRealWork(t *testing.T) {
 				}
 				return nil
 			}, runtime.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond })))
-			dbtest.Must(t, "handle", w.Handle("slow", func(context.Context, *runtime.Task) error {
-				time.Sleep(700 * time.Millisecond) // renewed a few times
-				return nil
+			dbtest.Must(t, "handle", w.Handle("slow", func(ctx context.Context, _ *runtime.Task) error {
+				return renewedTwice(ctx, reg) // runs until its lease was renewed twice
 			}))
 			var ids []runtime.TaskID
 			for _, typ := range []string{"ok", "ok", "ok", "ok", "flaky", "flaky", "slow"} {

@@ -208,11 +208,23 @@ SELECT task_type, CAST(MIN(due_at) AS DATETIME(3)) AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'
 GROUP BY task_type;
 
--- name: TaskSampleStatus :many
--- Bounded counts: the first rows of one status in leasegen_tasks_due (for
--- QUEUED, those next to run), by type, with the earliest due_at among them.
+-- name: TaskSampleQueued :many
+-- Bounded counts: the first queued rows in leasegen_tasks_due (those next
+-- to run), by type, with the earliest due_at among them.
 SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS DATETIME(3)) AS oldest
-FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = ? LIMIT ?) s
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = 'QUEUED' LIMIT ?) s
+GROUP BY task_type;
+
+-- name: TaskSampleActive :many
+-- The same for RUNNING or CANCEL_REQUESTED: due_at is when the lease ends.
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS DATETIME(3)) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = sqlc.arg(status) LIMIT ?) s
+GROUP BY task_type;
+
+-- name: TaskSampleFinished :many
+-- The same for a final status: due_at is when the task finished.
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS DATETIME(3)) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = sqlc.arg(status) LIMIT ?) s
 GROUP BY task_type;
 
 -- name: TaskRunningByOwner :many

@@ -13,7 +13,7 @@ SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = $1 AND idem_key 
 
 -- name: IdempotencyKeyTasks :many
 -- The tasks whose committed work recorded a key, of any type.
-SELECT task_id FROM leasegen_idempotency_keys WHERE idem_key = $1 ORDER BY task_id DESC LIMIT $2;
+SELECT task_id FROM leasegen_idempotency_keys WHERE idem_key = @idem_key ORDER BY task_id DESC LIMIT sqlc.arg('limit');
 
 -- name: IdempotencyKeyOfTask :many
 -- The key a task's committed work recorded: none, or one.

@@ -68,7 +68,7 @@ SELECT * FROM leasegen_tasks WHERE id = $1;
 SELECT * FROM leasegen_tasks
 WHERE owner_id = @owner_id AND owner_id <> '' AND status = ANY(@statuses::text[])
 ORDER BY created_at DESC, id DESC
-LIMIT @lim;
+LIMIT sqlc.arg('limit');
 
 -- name: TaskCancelRequest :execrows
 -- QUEUED becomes CANCELLED at once; RUNNING becomes CANCEL_REQUESTED, and
@@ -267,7 +267,7 @@ GROUP BY task_type;
 -- Bounded counts: the first queued tasks, in leasegen_tasks_queue's order
 -- (those next to run), by type, with the earliest available_at among them.
 SELECT task_type, COUNT(*) AS tasks, MIN(available_at)::timestamptz AS oldest
-FROM (SELECT t.task_type, t.available_at FROM leasegen_tasks t WHERE t.status = 'QUEUED' LIMIT sqlc.arg(max_rows)) s
+FROM (SELECT t.task_type, t.available_at FROM leasegen_tasks t WHERE t.status = 'QUEUED' LIMIT sqlc.arg('limit')) s
 GROUP BY task_type;
 
 -- name: TaskSampleActive :many
@@ -275,7 +275,7 @@ GROUP BY task_type;
 -- the IN term proves the partial index's predicate in a generic plan too.
 SELECT task_type, COUNT(*) AS tasks, MIN(available_at)::timestamptz AS oldest
 FROM (SELECT t.task_type, t.available_at FROM leasegen_tasks t
-      WHERE t.status IN ('RUNNING', 'CANCEL_REQUESTED') AND t.status = sqlc.arg(status) LIMIT sqlc.arg(max_rows)) s
+      WHERE t.status IN ('RUNNING', 'CANCEL_REQUESTED') AND t.status = sqlc.arg(status) LIMIT sqlc.arg('limit')) s
 GROUP BY task_type;
 
 -- name: TaskSampleFinished :many
@@ -283,7 +283,7 @@ GROUP BY task_type;
 -- is the earliest finish).
 SELECT task_type, COUNT(*) AS tasks, MIN(finished_at)::timestamptz AS oldest
 FROM (SELECT t.task_type, t.finished_at FROM leasegen_tasks t
-      WHERE t.status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND t.status = sqlc.arg(status) LIMIT sqlc.arg(max_rows)) s
+      WHERE t.status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND t.status = sqlc.arg(status) LIMIT sqlc.arg('limit')) s
 GROUP BY task_type;
 
 -- name: TaskRunningByOwner :many
@@ -303,7 +303,7 @@ WHERE (@status::text = '' OR status = @status::text)
   AND (@idempotency_key::text = '' OR idempotency_key = @idempotency_key::text)
   AND (@error_text::text = '' OR strpos(last_error, @error_text::text) > 0)
 ORDER BY id DESC
-LIMIT @lim;
+LIMIT sqlc.arg('limit');
 
 -- name: TaskRetry :execrows
 -- A FAILED or CANCELLED task runs again with all its attempts.
@@ -322,7 +322,7 @@ SELECT COUNT(*) FROM (
   SELECT 1 FROM leasegen_tasks
   WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
     AND finished_at < now() - sqlc.arg(age_us)::bigint * interval '1 microsecond'
-  LIMIT @lim
+  LIMIT sqlc.arg('limit')
 ) AS purgeable;
 
 -- name: TaskDiscard :execrows
@@ -337,7 +337,7 @@ WHERE id IN (
   SELECT id FROM leasegen_tasks
   WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
     AND finished_at < now() - sqlc.arg(age_us)::bigint * interval '1 microsecond'
-  LIMIT @lim
+  LIMIT sqlc.arg('limit')
 );
 
 -- name: TaskProbe :one

@@ -23,5 +23,8 @@ ON CONFLICT DO NOTHING;
 UPDATE leasegen_workers SET alive_until = now() + sqlc.arg(ttl_us)::bigint * interval '1 microsecond'
 WHERE worker_id = @worker_id;
 
+-- name: WorkerExists :one
+SELECT COUNT(*) FROM leasegen_workers WHERE worker_id = $1;
+
 -- name: WorkerDelete :exec
 DELETE FROM leasegen_workers WHERE worker_id = $1;

@@ -20,7 +20,7 @@ SELECT * FROM leasegen_attempts WHERE task_id = ? ORDER BY attempt;
 SELECT DISTINCT a.task_id FROM leasegen_attempts a
 LEFT JOIN leasegen_tasks t ON t.id = a.task_id
 WHERE t.id IS NULL
-LIMIT ?;
+LIMIT sqlc.arg('limit');
 
 -- name: AttemptDeleteTasks :execrows
 DELETE FROM leasegen_attempts WHERE task_id IN (sqlc.slice(task_ids));

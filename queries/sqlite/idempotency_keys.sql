@@ -11,7 +11,7 @@ SELECT task_id FROM leasegen_idempotency_keys WHERE task_type = ? AND idem_key =
 
 -- name: IdempotencyKeyTasks :many
 -- The tasks whose committed work recorded a key, of any type.
-SELECT task_id FROM leasegen_idempotency_keys WHERE idem_key = ? ORDER BY task_id DESC LIMIT ?;
+SELECT task_id FROM leasegen_idempotency_keys WHERE idem_key = ? ORDER BY task_id DESC LIMIT sqlc.arg('limit');
 
 -- name: IdempotencyKeyOfTask :many
 -- The key a task's committed work recorded: none, or one.

@@ -171,7 +171,7 @@ GROUP BY task_type;
 -- Bounded counts: the first queued tasks, in leasegen_tasks_queue's order
 -- (those next to run), by type, with the earliest due_at among them.
 SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS INTEGER) AS oldest
-FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = 'QUEUED' LIMIT sqlc.arg(max_rows))
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = 'QUEUED' LIMIT sqlc.arg('limit'))
 GROUP BY task_type;
 
 -- name: TaskSampleActive :many
@@ -179,14 +179,14 @@ GROUP BY task_type;
 -- the IN term lets the partial index serve a status given as a parameter.
 SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS INTEGER) AS oldest
 FROM (SELECT task_type, due_at FROM leasegen_tasks
-      WHERE status IN ('RUNNING', 'CANCEL_REQUESTED') AND status = sqlc.arg(status) LIMIT sqlc.arg(max_rows))
+      WHERE status IN ('RUNNING', 'CANCEL_REQUESTED') AND status = sqlc.arg(status) LIMIT sqlc.arg('limit'))
 GROUP BY task_type;
 
 -- name: TaskSampleFinished :many
 -- The same for a final status, through leasegen_tasks_finished.
 SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS INTEGER) AS oldest
 FROM (SELECT task_type, due_at FROM leasegen_tasks
-      WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = sqlc.arg(status) LIMIT sqlc.arg(max_rows))
+      WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = sqlc.arg(status) LIMIT sqlc.arg('limit'))
 GROUP BY task_type;
 
 -- name: TaskRunningByOwner :many
@@ -204,7 +204,7 @@ WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
   AND (sqlc.arg(idempotency_key) = '' OR idempotency_key = sqlc.arg(idempotency_key))
   AND (sqlc.arg(error_text) = '' OR instr(last_error, sqlc.arg(error_text)) > 0)
 ORDER BY id DESC
-LIMIT sqlc.arg(lim);
+LIMIT sqlc.arg('limit');
 
 -- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
@@ -221,7 +221,7 @@ SELECT COUNT(*) FROM (
   SELECT 1 FROM leasegen_tasks
   WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
     AND due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(age_ms)
-  LIMIT sqlc.arg(lim)
+  LIMIT sqlc.arg('limit')
 ) AS purgeable;
 
 -- name: TaskDiscard :execrows
@@ -235,7 +235,7 @@ WHERE id IN (
   SELECT id FROM leasegen_tasks
   WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
     AND due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(age_ms)
-  LIMIT sqlc.arg(lim)
+  LIMIT sqlc.arg('limit')
 );
 
 -- name: TaskProbe :one

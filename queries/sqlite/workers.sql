@@ -19,5 +19,8 @@ VALUES (sqlc.arg(worker_id), sqlc.arg(host), sqlc.arg(pid), (SELECT CAST(unixepo
 UPDATE leasegen_workers SET alive_until = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(ttl_ms)
 WHERE worker_id = sqlc.arg(worker_id);
 
+-- name: WorkerExists :one
+SELECT COUNT(*) FROM leasegen_workers WHERE worker_id = ?;
+
 -- name: WorkerDelete :exec
 DELETE FROM leasegen_workers WHERE worker_id = ?;

@@ -1,5 +1,7 @@
 package driver
 
+//go:generate go run ./internal/tablesgen
+
 import (
 	"context"
 	"time"

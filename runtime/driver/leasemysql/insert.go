@@ -284,3 +284,7 @@ func anyKey(tasks []driver.NewTask) bool {
 	}
 	return false
 }
+
+func (t tables) TaskInsert(ctx context.Context, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	return t.s.Insert(ctx, t.q, tasks)
+}

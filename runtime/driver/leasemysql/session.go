@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
 )
 
@@ -200,4 +201,22 @@ func (s *store) sessionStatements(b bounds) (set, restore string) {
 		restores = append(restores, fmt.Sprintf("SESSION %s = %s", v.name, v.saved))
 	}
 	return "SET " + strings.Join(append(saves, sets...), ", "), "SET " + strings.Join(restores, ", ")
+}
+
+// tablesTx runs fn in a READ COMMITTED transaction on a bounded session
+// (see claimSessionIdle), again after a deadlock or a lock wait that timed
+// out.
+func (s *store) tablesTx(ctx context.Context, fn func(driver.Tables) error) error {
+	return s.retry(ctx, func() error {
+		return s.boundedTx(ctx, claimSessionIdle, func(tx mysqldb.DBTX) error { return fn(s.tablesIn(tx)) })
+	})
+}
+
+// WorkerLockRegistry locks leasegen_limits' registry row: a row that does
+// not exist yet has nothing to lock in READ COMMITTED.
+func (t tables) WorkerLockRegistry(ctx context.Context) error {
+	if !t.Writes.InTx {
+		return nil
+	}
+	return t.s.q.WorkerLockRegistry(ctx, t.q)
 }

@@ -144,35 +144,10 @@ func utcZone(tz, systemTZ string) bool {
 	return false
 }
 
-func taskInfoFromRow(r mysqldb.LeasegenTask) (leasetype.TaskInfo, error) {
-	status := leasetype.Status(r.Status)
-	leaseUntil, finishedAt := sqlbuild.DueTimes(status, r.DueAt)
-	metadata, err := leasetype.DecodeMetadata([]byte(r.Metadata.String))
-	if err != nil {
-		return leasetype.TaskInfo{}, fmt.Errorf("task %d: %w", r.ID, err)
-	}
-	return leasetype.TaskInfo{
-		ID:             leasetype.TaskID(r.ID),
-		Type:           r.TaskType,
-		Status:         status,
-		Payload:        r.Payload,
-		Priority:       int(r.Priority),
-		AvailableAt:    r.AvailableAt,
-		Attempt:        int(r.Attempt),
-		AttemptsUsed:   int(r.Attempt - r.FreeAttempts),
-		MaxAttempts:    int(r.MaxAttempts),
-		LeaseOwner:     sqlbuild.LeaseHolder(status, r.LeaseOwner),
-		LeaseUntil:     leaseUntil,
-		OwnerID:        r.OwnerID,
-		IdempotencyKey: r.IdempotencyKey.String,
-		Metadata:       metadata,
-		LastError:      r.LastError.String,
-		Result:         r.Result.String,
-		CreatedAt:      r.CreatedAt,
-		UpdatedAt:      r.UpdatedAt,
-		StartedAt:      fromMySQLStartedAt(r.StartedAt),
-		FinishedAt:     finishedAt,
-	}, nil
+// taskEnds reads due_at: the lease's end while running, the finish once
+// final.
+func taskEnds(r mysqldb.LeasegenTask, status leasetype.Status) (leaseUntil, finishedAt time.Time) {
+	return sqlbuild.DueTimes(status, r.DueAt)
 }
 
 // neverStarted is started_at before a task's first claim: the column is

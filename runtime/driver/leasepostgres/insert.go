@@ -124,3 +124,9 @@ func (s *store) insertRows(ctx context.Context, q driver.DBTX, p pgdb.TaskInsert
 	}
 	return rows, err
 }
+
+// TaskInsert hands Insert the connection under q: Insert passes its own
+// arrays, and runs a batch on the pool in a transaction of its own.
+func (t tables) TaskInsert(ctx context.Context, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	return t.s.Insert(ctx, t.q.(nativeArrays).db, tasks)
+}

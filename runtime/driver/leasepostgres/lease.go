@@ -254,3 +254,21 @@ type notStarted struct{ err error }
 
 func (e notStarted) Error() string { return e.err.Error() }
 func (e notStarted) Unwrap() error { return e.err }
+
+// tablesTx runs fn in a READ COMMITTED transaction that the server ends
+// when it sits idle (txSessionIdle), again after a deadlock, a
+// serialization failure or a lock that was not available.
+func (s *store) tablesTx(ctx context.Context, fn func(driver.Tables) error) error {
+	return s.retry(ctx, func() error {
+		return s.inTx(ctx, s.db, "", func(tx *sql.Tx) error { return fn(s.tablesIn(tx)) })
+	})
+}
+
+// WorkerLockRegistry takes the registry's lock: a row that does not exist
+// yet has nothing to lock in READ COMMITTED.
+func (t tables) WorkerLockRegistry(ctx context.Context) error {
+	if !t.Writes.InTx {
+		return nil
+	}
+	return t.s.q.WorkerLockRegistry(ctx, t.q)
+}

@@ -155,39 +155,15 @@ func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {
 	return nil
 }
 
-func taskInfoFromRow(r pgdb.LeasegenTask) (leasetype.TaskInfo, error) {
-	status := leasetype.Status(r.Status)
-	metadata, err := leasetype.DecodeMetadata([]byte(r.Metadata.String))
-	if err != nil {
-		return leasetype.TaskInfo{}, fmt.Errorf("task %d: %w", r.ID, err)
-	}
-	info := leasetype.TaskInfo{
-		ID:             leasetype.TaskID(r.ID),
-		Type:           r.TaskType,
-		Status:         status,
-		Payload:        r.Payload,
-		Priority:       int(r.Priority),
-		AvailableAt:    r.AvailableAt.UTC(),
-		Attempt:        int(r.Attempt),
-		AttemptsUsed:   int(r.Attempt - r.FreeAttempts),
-		MaxAttempts:    int(r.MaxAttempts),
-		LeaseOwner:     sqlbuild.LeaseHolder(status, r.LeaseOwner),
-		OwnerID:        r.OwnerID,
-		IdempotencyKey: r.IdempotencyKey.String,
-		Metadata:       metadata,
-		LastError:      r.LastError.String,
-		Result:         r.Result.String,
-		CreatedAt:      r.CreatedAt.UTC(),
-		UpdatedAt:      r.UpdatedAt.UTC(),
-		StartedAt:      utc(r.StartedAt),
-	}
+// taskEnds reads the lease_until and finished_at columns.
+func taskEnds(r pgdb.LeasegenTask, status leasetype.Status) (leaseUntil, finishedAt time.Time) {
 	switch {
 	case status == leasetype.StatusRunning || status == leasetype.StatusCancelRequested:
-		info.LeaseUntil = utc(r.LeaseUntil)
+		return utc(r.LeaseUntil), time.Time{}
 	case status.Terminal():
-		info.FinishedAt = utc(r.FinishedAt)
+		return time.Time{}, utc(r.FinishedAt)
 	}
-	return info, nil
+	return time.Time{}, time.Time{}
 }
 
 // utc is a nullable instant in UTC, zero for NULL.

@@ -185,3 +185,10 @@ func (p *preparedOnce) close() {
 		_ = p.stmt.Close()
 	}
 }
+
+func (t tables) TaskInsert(ctx context.Context, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	if t.Writes.InTx {
+		return t.s.insertAll(ctx, t.q, tasks)
+	}
+	return t.s.Insert(ctx, t.q, tasks)
+}

@@ -205,35 +205,10 @@ func (s *store) immediate(ctx context.Context, fn func(conn *sql.Conn) error) er
 // EnsureLimits has nothing to create: the write lock serializes claims.
 func (s *store) EnsureLimits(context.Context, []string) error { return nil }
 
-func taskInfoFromSQLite(r sqlitedb.LeasegenTask) (leasetype.TaskInfo, error) {
-	status := leasetype.Status(r.Status)
-	leaseUntil, finishedAt := sqlbuild.DueTimes(status, fromMillis(r.DueAt))
-	metadata, err := leasetype.DecodeMetadata([]byte(r.Metadata.String))
-	if err != nil {
-		return leasetype.TaskInfo{}, fmt.Errorf("task %d: %w", r.ID, err)
-	}
-	return leasetype.TaskInfo{
-		ID:             leasetype.TaskID(r.ID),
-		Type:           r.TaskType,
-		Status:         status,
-		Payload:        r.Payload,
-		Priority:       int(r.Priority),
-		AvailableAt:    fromMillis(r.AvailableAt),
-		Attempt:        int(r.Attempt),
-		AttemptsUsed:   int(r.Attempt - r.FreeAttempts),
-		MaxAttempts:    int(r.MaxAttempts),
-		LeaseOwner:     sqlbuild.LeaseHolder(status, r.LeaseOwner.String),
-		LeaseUntil:     leaseUntil,
-		OwnerID:        r.OwnerID,
-		IdempotencyKey: r.IdempotencyKey.String,
-		Metadata:       metadata,
-		LastError:      r.LastError.String,
-		Result:         r.Result.String,
-		CreatedAt:      fromMillis(r.CreatedAt),
-		UpdatedAt:      fromMillis(r.UpdatedAt),
-		StartedAt:      fromNullMillis(r.StartedAt),
-		FinishedAt:     finishedAt,
-	}, nil
+// taskEnds reads due_at: the lease's end while running, the finish once
+// final.
+func taskEnds(r sqlitedb.LeasegenTask, status leasetype.Status) (leaseUntil, finishedAt time.Time) {
+	return sqlbuild.DueTimes(status, fromMillis(r.DueAt))
 }
 
 // sqliteDialect is how SQLite writes the grouped statements.
@@ -254,4 +229,20 @@ func fromNullMillis(ms sql.NullInt64) time.Time {
 	return fromMillis(ms.Int64)
 }
 
+func nullMillis(t time.Time) sql.NullInt64 {
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: !t.IsZero()}
+}
+
 func millis(d time.Duration) int64 { return d.Milliseconds() }
+
+// tablesTx runs fn in a write transaction taken at BEGIN (BEGIN
+// IMMEDIATE): SQLite has one writer at a time, so every InTx, and every
+// other write, waits for the one in progress; again after the database
+// stayed busy past the busy timeout.
+func (s *store) tablesTx(ctx context.Context, fn func(driver.Tables) error) error {
+	return s.immediate(ctx, func(conn *sql.Conn) error { return fn(s.tablesIn(conn)) })
+}
+
+// WorkerLockRegistry has nothing to lock: InTx holds the write lock,
+// which serializes registrations.
+func (t tables) WorkerLockRegistry(context.Context) error { return nil }

@@ -63,3 +63,16 @@ func First[T any](values []T) T {
 	}
 	return values[0]
 }
+
+// NullID is a task id column's value, NULL for no task.
+func NullID(id leasetype.TaskID) sql.NullInt64 {
+	return sql.NullInt64{Int64: int64(id), Valid: id != 0}
+}
+
+// BoolInt is b as an INTEGER flag column holds it.
+func BoolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

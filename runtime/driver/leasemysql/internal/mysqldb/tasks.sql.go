@@ -1115,34 +1115,115 @@ func (q *Queries) TaskRunningByOwner(ctx context.Context, db DBTX) ([]TaskRunnin
 	return items, nil
 }
 
-const taskSampleStatus = `-- name: TaskSampleStatus :many
+const taskSampleActive = `-- name: TaskSampleActive :many
 SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS DATETIME(3)) AS oldest
 FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = ? LIMIT ?) s
 GROUP BY task_type
 `
 
-type TaskSampleStatusParams struct {
+type TaskSampleActiveParams struct {
 	Status string
 	Limit  int32
 }
 
-type TaskSampleStatusRow struct {
+type TaskSampleActiveRow struct {
 	TaskType string
 	Tasks    int64
 	Oldest   time.Time
 }
 
-// Bounded counts: the first rows of one status in leasegen_tasks_due (for
-// QUEUED, those next to run), by type, with the earliest due_at among them.
-func (q *Queries) TaskSampleStatus(ctx context.Context, db DBTX, arg TaskSampleStatusParams) ([]TaskSampleStatusRow, error) {
-	rows, err := db.QueryContext(ctx, taskSampleStatus, arg.Status, arg.Limit)
+// The same for RUNNING or CANCEL_REQUESTED: due_at is when the lease ends.
+func (q *Queries) TaskSampleActive(ctx context.Context, db DBTX, arg TaskSampleActiveParams) ([]TaskSampleActiveRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleActive, arg.Status, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []TaskSampleStatusRow
+	var items []TaskSampleActiveRow
 	for rows.Next() {
-		var i TaskSampleStatusRow
+		var i TaskSampleActiveRow
+		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const taskSampleFinished = `-- name: TaskSampleFinished :many
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS DATETIME(3)) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = ? LIMIT ?) s
+GROUP BY task_type
+`
+
+type TaskSampleFinishedParams struct {
+	Status string
+	Limit  int32
+}
+
+type TaskSampleFinishedRow struct {
+	TaskType string
+	Tasks    int64
+	Oldest   time.Time
+}
+
+// The same for a final status: due_at is when the task finished.
+func (q *Queries) TaskSampleFinished(ctx context.Context, db DBTX, arg TaskSampleFinishedParams) ([]TaskSampleFinishedRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleFinished, arg.Status, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskSampleFinishedRow
+	for rows.Next() {
+		var i TaskSampleFinishedRow
+		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const taskSampleQueued = `-- name: TaskSampleQueued :many
+SELECT task_type, COUNT(*) AS tasks, CAST(MIN(due_at) AS DATETIME(3)) AS oldest
+FROM (SELECT task_type, due_at FROM leasegen_tasks WHERE status = 'QUEUED' LIMIT ?) s
+GROUP BY task_type
+`
+
+type TaskSampleQueuedParams struct {
+	Limit int32
+}
+
+type TaskSampleQueuedRow struct {
+	TaskType string
+	Tasks    int64
+	Oldest   time.Time
+}
+
+// Bounded counts: the first queued rows in leasegen_tasks_due (those next
+// to run), by type, with the earliest due_at among them.
+func (q *Queries) TaskSampleQueued(ctx context.Context, db DBTX, arg TaskSampleQueuedParams) ([]TaskSampleQueuedRow, error) {
+	rows, err := db.QueryContext(ctx, taskSampleQueued, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskSampleQueuedRow
+	for rows.Next() {
+		var i TaskSampleQueuedRow
 		if err := rows.Scan(&i.TaskType, &i.Tasks, &i.Oldest); err != nil {
 			return nil, err
 		}

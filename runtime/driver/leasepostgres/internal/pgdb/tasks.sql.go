@@ -382,13 +382,13 @@ SELECT COUNT(*) FROM (
 
 type TaskCountPurgeableParams struct {
 	AgeUs int64
-	Lim   int32
+	Limit int32
 }
 
 // What TaskPurge would delete, counted up to a cap, through
 // leasegen_tasks_finished.
 func (q *Queries) TaskCountPurgeable(ctx context.Context, db DBTX, arg TaskCountPurgeableParams) (int64, error) {
-	row := db.QueryRowContext(ctx, taskCountPurgeable, arg.AgeUs, arg.Lim)
+	row := db.QueryRowContext(ctx, taskCountPurgeable, arg.AgeUs, arg.Limit)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -755,7 +755,7 @@ type TaskListParams struct {
 	BeforeID       int64
 	IdempotencyKey string
 	ErrorText      string
-	Lim            int32
+	Limit          int32
 }
 
 // Empty filters match everything; min_age_us keeps tasks created at least
@@ -769,7 +769,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 		arg.BeforeID,
 		arg.IdempotencyKey,
 		arg.ErrorText,
-		arg.Lim,
+		arg.Limit,
 	)
 	if err != nil {
 		return nil, err
@@ -823,12 +823,12 @@ LIMIT $3
 type TaskListByOwnerParams struct {
 	OwnerID  string
 	Statuses []string
-	Lim      int32
+	Limit    int32
 }
 
 // owner_id <> ” matches leasegen_tasks_by_owner's predicate.
 func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOwnerParams) ([]LeasegenTask, error) {
-	rows, err := db.QueryContext(ctx, taskListByOwner, arg.OwnerID, pq.Array(arg.Statuses), arg.Lim)
+	rows, err := db.QueryContext(ctx, taskListByOwner, arg.OwnerID, pq.Array(arg.Statuses), arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -950,13 +950,13 @@ WHERE id IN (
 
 type TaskPurgeParams struct {
 	AgeUs int64
-	Lim   int32
+	Limit int32
 }
 
 // One batch of finished tasks older than the cutoff, through
 // leasegen_tasks_finished.
 func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
-	result, err := db.ExecContext(ctx, taskPurge, arg.AgeUs, arg.Lim)
+	result, err := db.ExecContext(ctx, taskPurge, arg.AgeUs, arg.Limit)
 	if err != nil {
 		return 0, err
 	}
@@ -1260,8 +1260,8 @@ GROUP BY task_type
 `
 
 type TaskSampleActiveParams struct {
-	Status  string
-	MaxRows int32
+	Status string
+	Limit  int32
 }
 
 type TaskSampleActiveRow struct {
@@ -1273,7 +1273,7 @@ type TaskSampleActiveRow struct {
 // The same for RUNNING or CANCEL_REQUESTED, through leasegen_tasks_running:
 // the IN term proves the partial index's predicate in a generic plan too.
 func (q *Queries) TaskSampleActive(ctx context.Context, db DBTX, arg TaskSampleActiveParams) ([]TaskSampleActiveRow, error) {
-	rows, err := db.QueryContext(ctx, taskSampleActive, arg.Status, arg.MaxRows)
+	rows, err := db.QueryContext(ctx, taskSampleActive, arg.Status, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -1303,8 +1303,8 @@ GROUP BY task_type
 `
 
 type TaskSampleFinishedParams struct {
-	Status  string
-	MaxRows int32
+	Status string
+	Limit  int32
 }
 
 type TaskSampleFinishedRow struct {
@@ -1316,7 +1316,7 @@ type TaskSampleFinishedRow struct {
 // The same for a final status, from leasegen_tasks_finished alone (oldest
 // is the earliest finish).
 func (q *Queries) TaskSampleFinished(ctx context.Context, db DBTX, arg TaskSampleFinishedParams) ([]TaskSampleFinishedRow, error) {
-	rows, err := db.QueryContext(ctx, taskSampleFinished, arg.Status, arg.MaxRows)
+	rows, err := db.QueryContext(ctx, taskSampleFinished, arg.Status, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -1345,7 +1345,7 @@ GROUP BY task_type
 `
 
 type TaskSampleQueuedParams struct {
-	MaxRows int32
+	Limit int32
 }
 
 type TaskSampleQueuedRow struct {
@@ -1357,7 +1357,7 @@ type TaskSampleQueuedRow struct {
 // Bounded counts: the first queued tasks, in leasegen_tasks_queue's order
 // (those next to run), by type, with the earliest available_at among them.
 func (q *Queries) TaskSampleQueued(ctx context.Context, db DBTX, arg TaskSampleQueuedParams) ([]TaskSampleQueuedRow, error) {
-	rows, err := db.QueryContext(ctx, taskSampleQueued, arg.MaxRows)
+	rows, err := db.QueryContext(ctx, taskSampleQueued, arg.Limit)
 	if err != nil {
 		return nil, err
 	}

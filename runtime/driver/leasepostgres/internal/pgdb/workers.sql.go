@@ -32,6 +32,21 @@ func (q *Queries) WorkerDeleteExpired(ctx context.Context, db DBTX) error {
 	return err
 }
 
+const workerExists = `-- name: WorkerExists :one
+SELECT COUNT(*) FROM leasegen_workers WHERE worker_id = $1
+`
+
+type WorkerExistsParams struct {
+	WorkerID string
+}
+
+func (q *Queries) WorkerExists(ctx context.Context, db DBTX, arg WorkerExistsParams) (int64, error) {
+	row := db.QueryRowContext(ctx, workerExists, arg.WorkerID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const workerInsert = `-- name: WorkerInsert :execrows
 INSERT INTO leasegen_workers
   (worker_id, host, pid, started_at, alive_until, max_concurrency, global_limit, task_limits, schedules)

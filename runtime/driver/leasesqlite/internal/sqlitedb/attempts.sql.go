@@ -117,7 +117,7 @@ const attemptOrphans = `-- name: AttemptOrphans :many
 SELECT DISTINCT a.task_id FROM leasegen_attempts a
 LEFT JOIN leasegen_tasks t ON t.id = a.task_id
 WHERE t.id IS NULL
-LIMIT ?
+LIMIT ?1
 `
 
 type AttemptOrphansParams struct {

@@ -81,7 +81,7 @@ func (q *Queries) IdempotencyKeyRecord(ctx context.Context, db DBTX, arg Idempot
 }
 
 const idempotencyKeyTasks = `-- name: IdempotencyKeyTasks :many
-SELECT task_id FROM leasegen_idempotency_keys WHERE idem_key = ? ORDER BY task_id DESC LIMIT ?
+SELECT task_id FROM leasegen_idempotency_keys WHERE idem_key = ? ORDER BY task_id DESC LIMIT ?2
 `
 
 type IdempotencyKeyTasksParams struct {

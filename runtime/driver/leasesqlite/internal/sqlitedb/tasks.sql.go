@@ -230,12 +230,12 @@ SELECT COUNT(*) FROM (
 
 type TaskCountPurgeableParams struct {
 	AgeMs interface{}
-	Lim   int64
+	Limit int64
 }
 
 // What TaskPurge would delete, counted up to a cap.
 func (q *Queries) TaskCountPurgeable(ctx context.Context, db DBTX, arg TaskCountPurgeableParams) (int64, error) {
-	row := db.QueryRowContext(ctx, taskCountPurgeable, arg.AgeMs, arg.Lim)
+	row := db.QueryRowContext(ctx, taskCountPurgeable, arg.AgeMs, arg.Limit)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -458,7 +458,7 @@ type TaskListParams struct {
 	BeforeID       interface{}
 	IdempotencyKey interface{}
 	ErrorText      interface{}
-	Lim            int64
+	Limit          int64
 }
 
 func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]LeasegenTask, error) {
@@ -470,7 +470,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 		arg.BeforeID,
 		arg.IdempotencyKey,
 		arg.ErrorText,
-		arg.Lim,
+		arg.Limit,
 	)
 	if err != nil {
 		return nil, err
@@ -679,12 +679,12 @@ WHERE id IN (
 
 type TaskPurgeParams struct {
 	AgeMs interface{}
-	Lim   int64
+	Limit int64
 }
 
 // Walks leasegen_tasks_finished.
 func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
-	result, err := db.ExecContext(ctx, taskPurge, arg.AgeMs, arg.Lim)
+	result, err := db.ExecContext(ctx, taskPurge, arg.AgeMs, arg.Limit)
 	if err != nil {
 		return 0, err
 	}
@@ -1000,8 +1000,8 @@ GROUP BY task_type
 `
 
 type TaskSampleActiveParams struct {
-	Status  string
-	MaxRows int64
+	Status string
+	Limit  int64
 }
 
 type TaskSampleActiveRow struct {
@@ -1013,7 +1013,7 @@ type TaskSampleActiveRow struct {
 // The same for RUNNING or CANCEL_REQUESTED, through leasegen_tasks_leases:
 // the IN term lets the partial index serve a status given as a parameter.
 func (q *Queries) TaskSampleActive(ctx context.Context, db DBTX, arg TaskSampleActiveParams) ([]TaskSampleActiveRow, error) {
-	rows, err := db.QueryContext(ctx, taskSampleActive, arg.Status, arg.MaxRows)
+	rows, err := db.QueryContext(ctx, taskSampleActive, arg.Status, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -1043,8 +1043,8 @@ GROUP BY task_type
 `
 
 type TaskSampleFinishedParams struct {
-	Status  string
-	MaxRows int64
+	Status string
+	Limit  int64
 }
 
 type TaskSampleFinishedRow struct {
@@ -1055,7 +1055,7 @@ type TaskSampleFinishedRow struct {
 
 // The same for a final status, through leasegen_tasks_finished.
 func (q *Queries) TaskSampleFinished(ctx context.Context, db DBTX, arg TaskSampleFinishedParams) ([]TaskSampleFinishedRow, error) {
-	rows, err := db.QueryContext(ctx, taskSampleFinished, arg.Status, arg.MaxRows)
+	rows, err := db.QueryContext(ctx, taskSampleFinished, arg.Status, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -1084,7 +1084,7 @@ GROUP BY task_type
 `
 
 type TaskSampleQueuedParams struct {
-	MaxRows int64
+	Limit int64
 }
 
 type TaskSampleQueuedRow struct {
@@ -1096,7 +1096,7 @@ type TaskSampleQueuedRow struct {
 // Bounded counts: the first queued tasks, in leasegen_tasks_queue's order
 // (those next to run), by type, with the earliest due_at among them.
 func (q *Queries) TaskSampleQueued(ctx context.Context, db DBTX, arg TaskSampleQueuedParams) ([]TaskSampleQueuedRow, error) {
-	rows, err := db.QueryContext(ctx, taskSampleQueued, arg.MaxRows)
+	rows, err := db.QueryContext(ctx, taskSampleQueued, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
