@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/dbtest/pgtest"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql"
+	"github.com/leasegen/leasegen/runtime/driver/leasepostgres"
 	"github.com/leasegen/leasegen/runtime/driver/leasesqlite"
 	"github.com/leasegen/leasegen/runtime/leasetest"
 )
@@ -38,21 +40,9 @@ type fixture struct {
 
 func newFixture(t *testing.T, kind string, opts Options) *fixture {
 	t.Helper()
-	var drv driver.Driver
 	f := &fixture{}
-	switch kind {
-	case "mysql":
-		db := dbtest.New(t)
-		f.dsn = db.DSN
-		drv = leasemysql.New(db.DB)
-	default:
-		path := filepath.Join(t.TempDir(), "ui.db")
-		db, err := leasesqlite.Open(path)
-		dbtest.Must(t, "open", err)
-		t.Cleanup(func() { db.Close() })
-		f.dsn = path
-		drv = leasesqlite.New(db)
-	}
+	var drv driver.Driver
+	drv, f.dsn = openDriver(t, kind)
 	engine := runtime.NewEngine(drv)
 	dbtest.Must(t, "migrate", engine.Migrate(bg))
 	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
@@ -90,6 +80,28 @@ func newFixture(t *testing.T, kind string, opts Options) *fixture {
 	jar, _ := cookiejar.New(nil)
 	f.http = &http.Client{Jar: jar}
 	return f
+}
+
+// openDriver opens a new database of kind (mysql, postgres, sqlite) and
+// returns its driver and the DSN it was opened with.
+func openDriver(t testing.TB, kind string) (driver.Driver, string) {
+	t.Helper()
+	switch kind {
+	case "mysql":
+		db := dbtest.New(t)
+		return leasemysql.New(db.DB), db.DSN
+	case "postgres":
+		dsn := pgtest.New(t)
+		db, err := leasepostgres.Open(dsn)
+		dbtest.Must(t, "open", err)
+		t.Cleanup(func() { db.Close() })
+		return leasepostgres.New(db), dsn
+	}
+	path := filepath.Join(t.TempDir(), "ui.db")
+	db, err := leasesqlite.Open(path)
+	dbtest.Must(t, "open", err)
+	t.Cleanup(func() { db.Close() })
+	return leasesqlite.New(db), path
 }
 
 // longStackLine is a frame of a stack trace with a long, unbroken path.
@@ -135,7 +147,7 @@ func csrfOf(t *testing.T, page string) string {
 
 func forEngine(t *testing.T, test func(t *testing.T, kind string)) {
 	t.Parallel()
-	for _, kind := range []string{"mysql", "sqlite"} {
+	for _, kind := range []string{"mysql", "postgres", "sqlite"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			test(t, kind)
