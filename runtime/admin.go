@@ -182,8 +182,12 @@ func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
 
 // BoundedStats is Stats reading at most bound+1 tasks of each status, so
 // it costs the same with a million tasks as with a thousand. A status with
-// more is listed in Capped: its counts (and for QUEUED the oldest task per
-// type) are those of its first tasks, the next to run for QUEUED.
+// more is listed in Capped: for QUEUED the oldest task per type is that of
+// its first tasks (the next to run), and its counts are the workers' last
+// count of every task, read at CountedAt (one worker counts about every
+// minute, less often on a table that takes long to count), each at least
+// what the bounded read found; before any worker counted, they are the
+// counts of its first tasks, lower bounds.
 func (c *Client) BoundedStats(ctx context.Context, bound int) (QueueStats, error) {
 	if bound < 1 {
 		return QueueStats{}, fmt.Errorf("%w: BoundedStats bound %d: want at least 1", ErrInvalidConfig, bound)

@@ -134,7 +134,7 @@ func (s *server) overview(r *http.Request) (string, string, any, error) {
 	}
 	return "overview", "Overview", map[string]any{
 		"Types": list, "Statuses": runtime.AllStatuses, "Running": st.RunningByWorker, "Now": now,
-		"Capped": st.Capped, "Bound": countBound, "Oldest": oldest, "Chart": chartOf(minutes, now),
+		"Capped": st.Capped, "CountedAt": st.CountedAt, "Bound": countBound, "Oldest": oldest, "Chart": chartOf(minutes, now),
 	}, nil
 }
 
@@ -290,7 +290,9 @@ func (s *server) types(r *http.Request) (string, string, any, error) {
 		rw.RunningCapped = st.Capped[runtime.StatusRunning] || st.Capped[runtime.StatusCancelRequested]
 		list = append(list, rw)
 	}
-	return "types", "Task types", map[string]any{"Types": list, "Now": time.Now(), "Capped": st.Capped, "Bound": countBound}, nil
+	return "types", "Task types", map[string]any{
+		"Types": list, "Now": time.Now(), "Capped": st.Capped, "CountedAt": st.CountedAt, "Bound": countBound,
+	}, nil
 }
 
 func (s *server) schedules(r *http.Request) (string, string, any, error) {
@@ -320,7 +322,8 @@ var funcs = template.FuncMap{
 		}
 		return t.Sub(now).Round(100 * time.Millisecond).String()
 	},
-	"count": func(m map[runtime.Status]int, s runtime.Status) int { return m[s] },
+	"count":   func(m map[runtime.Status]int, s runtime.Status) int { return m[s] },
+	"bounded": bounded,
 	"actionsOf": func(paused bool) []string {
 		if paused {
 			return []string{"resume", "trigger"}
@@ -336,6 +339,19 @@ var funcs = template.FuncMap{
 		}
 		return line
 	},
+}
+
+// bounded is a count as a page shows it: n when exact; for a status with
+// more tasks than a page counts live (capped), ≈n from the workers' count
+// read at countedAt, or n+ (a lower bound) when none is stored.
+func bounded(n int, capped bool, countedAt time.Time) string {
+	switch {
+	case !capped:
+		return strconv.Itoa(n)
+	case countedAt.IsZero():
+		return strconv.Itoa(n) + "+"
+	}
+	return "≈" + strconv.Itoa(n)
 }
 
 // redactedError stands for an error text that Redact hides.

@@ -103,6 +103,22 @@ type Tables interface {
 	// from since, oldest first.
 	ThroughputList(ctx context.Context, since time.Time) ([]leasetype.ThroughputMinute, error)
 
+	// CountTurnTake takes the turn to count every task when it is due,
+	// holding it for hold, and reports whether it did.
+	CountTurnTake(ctx context.Context, hold time.Duration) (bool, error)
+	// CountTurnDone records the count read at countedAt, which took took;
+	// the next is due wait from now.
+	CountTurnDone(ctx context.Context, countedAt time.Time, took, wait time.Duration) error
+	// CountTurnGet reads when the stored count was read (zero for none),
+	// how long it took and when the next is due.
+	CountTurnGet(ctx context.Context) (CountTurn, error)
+	// CountsDelete deletes the stored count.
+	CountsDelete(ctx context.Context) error
+	// CountsInsert stores one type's tasks of one status.
+	CountsInsert(ctx context.Context, c leasetype.TypeStatusCount) error
+	// CountsList returns the stored count by type and status.
+	CountsList(ctx context.Context) ([]leasetype.TypeStatusCount, error)
+
 	// PausedTypeInsert pauses taskType and reports whether it was not
 	// paused; PausedTypeDelete resumes it and reports whether it was.
 	PausedTypeInsert(ctx context.Context, taskType string) (bool, error)
@@ -246,6 +262,15 @@ type MinuteRow struct {
 	Type                         string
 	Minute                       time.Time
 	Succeeded, Failed, Cancelled int64
+}
+
+// CountTurn is leasegen_count_turn's row: when the stored count of every
+// task was read (zero for none), how long reading it took, and when the
+// next count is due.
+type CountTurn struct {
+	CountedAt time.Time
+	Took      time.Duration
+	NextAt    time.Time
 }
 
 // StatusSample is one task type's share of a status's first tasks.

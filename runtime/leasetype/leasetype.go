@@ -100,9 +100,17 @@ type QueueStats struct {
 	RunningByWorker map[string]int       // lease owner -> running tasks
 	Paused          map[string]time.Time // paused task type -> when it was paused
 	// Capped lists, for bounded stats, the statuses with more tasks than
-	// the bound: their Counts (and, for QUEUED, OldestQueued) are those
-	// of the first bound+1 tasks found, lower bounds. Nil for exact stats.
+	// the bound: their OldestQueued (for QUEUED) is that of the first
+	// bound+1 tasks found, and their Counts are the workers' last count
+	// of every task (at CountedAt), or, when none is stored yet, lower
+	// bounds: the first bound+1 tasks found. Nil for exact stats.
 	Capped map[Status]bool
+	// CountedAt is when the count the Capped statuses' Counts come from
+	// was read, on the database's clock; zero when they are lower bounds.
+	// Workers count about every minute (less often on a table so large
+	// that counting takes over 0.6 s), so a count is an estimate that
+	// moves; a type's count is never below what the live read found.
+	CountedAt time.Time
 }
 
 // ThroughputMinute is one whole minute's finished tasks, over all types.

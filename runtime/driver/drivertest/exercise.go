@@ -66,6 +66,7 @@ var bundleCases = []struct {
 	{"CompleteManyFencesEachRow", testCompleteManyFencesEachRow},
 	{"TablesPurgeableCount", testTablesPurgeableCount},
 	{"TablesWorkKeys", testTablesWorkKeys},
+	{"TablesCounts", testTablesCounts},
 	{"SchedulesRegisterAndFire", testSchedulesRegisterAndFire},
 	{"ScheduleFiresOnceUnderRace", testScheduleFiresOnceUnderRace},
 	{"ScheduleSeesLastTaskActive", testScheduleSeesLastTaskActive},

@@ -165,6 +165,56 @@ func testTablesRegistryPausedAttempts(t *testing.T, b *Bundle) {
 	}
 }
 
+// The stored count's queries: one worker takes the turn to count, the
+// count replaces the last, and the turn says when it was read and when the
+// next is due.
+func testTablesCounts(t *testing.T, b *Bundle) {
+	tb := b.Driver.Tables()
+	turn, err := tb.CountTurnGet(bg)
+	dbtest.Must(t, "read the turn", err)
+	if !turn.CountedAt.IsZero() {
+		t.Errorf("a new database's turn says it counted at %v", turn.CountedAt)
+	}
+	if mine, err := tb.CountTurnTake(bg, time.Hour); err != nil || !mine {
+		t.Fatalf("the first take of a due turn: %v, %v, want true", mine, err)
+	}
+	if mine, err := tb.CountTurnTake(bg, time.Hour); err != nil || mine {
+		t.Errorf("a take of a held turn: %v, %v, want false", mine, err)
+	}
+	now, err := tb.Now(bg)
+	dbtest.Must(t, "now", err)
+	for _, counts := range [][]leasetype.TypeStatusCount{
+		{{Type: "a", Status: leasetype.StatusQueued, Tasks: 3}, {Type: "b", Status: leasetype.StatusFailed, Tasks: 1}},
+		{{Type: "a", Status: leasetype.StatusSuccess, Tasks: 5}},
+	} {
+		err := tb.InTx(bg, func(tx driver.Tables) error {
+			if err := tx.CountsDelete(bg); err != nil {
+				return err
+			}
+			for _, c := range counts {
+				if err := tx.CountsInsert(bg, c); err != nil {
+					return err
+				}
+			}
+			return tx.CountTurnDone(bg, now, 1500*time.Microsecond, -time.Second)
+		})
+		dbtest.Must(t, "store a count", err)
+		stored, err := tb.CountsList(bg)
+		dbtest.Must(t, "list the count", err)
+		if !cmp.Equal(stored, counts) {
+			t.Errorf("stored count %+v, want %+v", stored, counts)
+		}
+	}
+	turn, err = tb.CountTurnGet(bg)
+	dbtest.Must(t, "read the turn", err)
+	if turn.CountedAt.Sub(now).Abs() > time.Millisecond || turn.Took != 1500*time.Microsecond || !turn.NextAt.Before(now.Add(time.Second)) {
+		t.Errorf("turn %+v after a count read at %v that took 1.5 ms, due again a second ago", turn, now)
+	}
+	if mine, err := tb.CountTurnTake(bg, time.Hour); err != nil || !mine {
+		t.Errorf("a take of a turn due again: %v, %v, want true", mine, err)
+	}
+}
+
 // errOf drops a result, keeping the error.
 func errOf[T any](_ T, err error) error { return err }
 

@@ -295,6 +295,42 @@ func (t tables) ThroughputList(ctx context.Context, since time.Time) ([]leasetyp
 	}), err
 }
 
+func (t tables) CountTurnTake(ctx context.Context, hold time.Duration) (bool, error) {
+	return t.Changed(ctx, func() (int64, error) {
+		return t.s.q.CountTurnTake(ctx, t.q, db.CountTurnTakeParams{HoldUs: micros(hold)})
+	})
+}
+
+func (t tables) CountTurnDone(ctx context.Context, countedAt time.Time, took, wait time.Duration) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.CountTurnDone(ctx, t.q, db.CountTurnDoneParams{
+			CountedAt: sqlbuild.NullTime(countedAt), TookUs: took.Microseconds(), WaitUs: micros(wait),
+		})
+	})
+}
+
+func (t tables) CountTurnGet(ctx context.Context) (driver.CountTurn, error) {
+	r, err := t.s.q.CountTurnGet(ctx, t.q)
+	return driver.CountTurn{CountedAt: r.CountedAt.Time.UTC(), Took: time.Duration(r.TookUs) * time.Microsecond, NextAt: r.NextAt.UTC()}, err
+}
+
+func (t tables) CountsDelete(ctx context.Context) error {
+	return t.Write(ctx, func() error { return t.s.q.CountsDelete(ctx, t.q) })
+}
+
+func (t tables) CountsInsert(ctx context.Context, c leasetype.TypeStatusCount) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.CountsInsert(ctx, t.q, db.CountsInsertParams{TaskType: c.Type, Status: string(c.Status), Tasks: int64(c.Tasks)})
+	})
+}
+
+func (t tables) CountsList(ctx context.Context) ([]leasetype.TypeStatusCount, error) {
+	rows, err := t.s.q.CountsList(ctx, t.q)
+	return sqlbuild.Map(rows, func(r db.LeasegenCount) leasetype.TypeStatusCount {
+		return leasetype.TypeStatusCount{Type: r.TaskType, Status: leasetype.Status(r.Status), Tasks: int(r.Tasks)}
+	}), err
+}
+
 func (t tables) PausedTypeInsert(ctx context.Context, taskType string) (bool, error) {
 	return t.Changed(ctx, func() (int64, error) {
 		return t.s.q.PausedTypeInsert(ctx, t.q, db.PausedTypeInsertParams{TaskType: taskType})

@@ -13,7 +13,10 @@ import (
 // per type, the running tasks per lease owner and the paused types. With
 // bound > 0 it reads at most bound+1 tasks of each status (QUEUED ones in
 // claim order), so at most 6 × (bound+1) index entries however many tasks
-// are stored, and marks the statuses with more as Capped.
+// are stored, and marks the statuses with more as Capped; their counts are
+// then the last stored count of every task (RefreshCounts), each at least
+// the live lower bound, read at st.CountedAt, or, with none stored, the
+// lower bounds.
 func Stats(ctx context.Context, t driver.Tables, bound int) (leasetype.QueueStats, error) {
 	var st leasetype.QueueStats
 	var err error
@@ -48,6 +51,11 @@ func Stats(ctx context.Context, t driver.Tables, bound int) (leasetype.QueueStat
 		}
 		if total > bound {
 			st.Capped[status] = true
+		}
+	}
+	if len(st.Capped) > 0 {
+		if err := withStoredCounts(ctx, t, &st); err != nil {
+			return st, err
 		}
 	}
 	return st, nil

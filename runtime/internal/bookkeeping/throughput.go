@@ -149,7 +149,8 @@ func MinuteRows(from, to time.Time, groups []driver.FinishedGroup) ([]driver.Min
 }
 
 // RollupLoop counts, about every minute, the tasks that finished in the
-// minutes that ended, for Client.Throughput and the UI's chart.
+// minutes that ended, for Client.Throughput and the UI's chart, and, on
+// its turn, every task by type and status (RefreshCounts).
 type RollupLoop struct {
 	Tables   driver.Tables
 	Logger   *slog.Logger
@@ -162,6 +163,12 @@ func (r *RollupLoop) Run(ctx context.Context, stop <-chan struct{}) {
 		passCtx, cancel := context.WithTimeout(ctx, rollupInterval)
 		if _, err := RollupThroughput(passCtx, r.Tables, ThroughputSettle, ThroughputKeep); err != nil {
 			r.Logger.Warn("leasegen: counting the tasks finished per minute failed; the next pass tries again",
+				"worker", r.WorkerID, "err", err)
+		}
+		cancel()
+		countCtx, cancel := context.WithTimeout(ctx, countHold)
+		if _, err := RefreshCounts(countCtx, r.Tables); err != nil {
+			r.Logger.Warn("leasegen: counting the tasks by type and status failed; a later turn tries again",
 				"worker", r.WorkerID, "err", err)
 		}
 		cancel()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 )
@@ -42,8 +43,36 @@ func testBoundedStats(t *testing.T, b *Bundle) {
 			queued += c.Tasks
 		}
 	}
-	if !tight.Capped[runtime.StatusQueued] || len(tight.Capped) != 1 || queued != 7 {
-		t.Errorf("BoundedStats(6) of 8 queued tasks: capped %v, %d queued counted; want QUEUED capped at 7", tight.Capped, queued)
+	if !tight.Capped[runtime.StatusQueued] || len(tight.Capped) != 1 || queued != 7 || !tight.CountedAt.IsZero() {
+		t.Errorf("BoundedStats(6) of 8 queued tasks: capped %v, %d queued counted at %v; want QUEUED capped at 7, no count stored",
+			tight.Capped, queued, tight.CountedAt)
+	}
+
+	// Once the workers' count is stored a capped status reads it: exact
+	// as of the count, never below what the live read finds, and moving
+	// with the next count.
+	for _, c := range []struct {
+		count      bool
+		more, a, b int
+	}{{true, 0, 5, 3}, {false, 2, 5, 3}, {true, 0, 5, 5}} {
+		for range c.more {
+			b.Enqueue(t, "b", runtime.WithDelay(time.Hour))
+		}
+		if c.count {
+			dbtest.Must(t, "count", bookkeeping.CountNow(bg, b.Driver.Tables()))
+		}
+		st, err := b.Client.BoundedStats(bg, 6)
+		dbtest.Must(t, "bounded stats", err)
+		byType := map[string]int{}
+		for _, n := range st.Counts {
+			if n.Status == runtime.StatusQueued {
+				byType[n.Type] = n.Tasks
+			}
+		}
+		if st.CountedAt.IsZero() || time.Since(st.CountedAt).Abs() > time.Minute || byType["a"] != c.a || byType["b"] != c.b {
+			t.Errorf("BoundedStats(6) with a count stored: queued %v counted at %v; want a %d, b %d, counted just now",
+				byType, st.CountedAt, c.a, c.b)
+		}
 	}
 }
 
@@ -83,6 +112,12 @@ func testThroughputPerMinute(t *testing.T, b *Bundle) {
 		b.WaitStatus(t, b.Enqueue(t, "bad", runtime.WithMaxAttempts(1)), runtime.StatusFailed)
 	}
 	dbtest.Must(t, "cancel", b.Client.Cancel(bg, b.Enqueue(t, "unhandled")))
+	// The worker's first pass also took the turn to count every task,
+	// which a new database has due.
+	testwait.Until(t, func() bool {
+		turn, err := b.Driver.Tables().CountTurnGet(ctx)
+		return err == nil && !turn.CountedAt.IsZero()
+	}, func() string { return "the worker stored no count of the tasks" })
 
 	totals := func() (ok, failed, cancelled int) {
 		t.Helper()

@@ -20,6 +20,19 @@ type LeasegenAttempt struct {
 	DurationUs int64
 }
 
+type LeasegenCount struct {
+	TaskType string
+	Status   string
+	Tasks    int64
+}
+
+type LeasegenCountTurn struct {
+	ID        int8
+	CountedAt sql.NullTime
+	TookUs    int64
+	NextAt    time.Time
+}
+
 type LeasegenIdempotencyKey struct {
 	TaskType  string
 	IdemKey   string

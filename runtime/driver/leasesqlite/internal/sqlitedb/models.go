@@ -19,6 +19,19 @@ type LeasegenAttempt struct {
 	DurationUs int64
 }
 
+type LeasegenCount struct {
+	TaskType string
+	Status   string
+	Tasks    int64
+}
+
+type LeasegenCountTurn struct {
+	ID        int64
+	CountedAt sql.NullInt64
+	TookUs    int64
+	NextAt    int64
+}
+
 type LeasegenIdempotencyKey struct {
 	TaskType  string
 	IdemKey   string
