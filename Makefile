@@ -7,7 +7,7 @@ STATICCHECK := $(GO) tool -modfile=tools.mod staticcheck
 # PostgreSQL when they are installed but down (CI=true).
 MYSQL_ENV := eval "$$(scripts/mysql-env.sh)" && eval "$$(scripts/postgres-env.sh)"
 
-.PHONY: help generate check lint test test-short test-mysql97 mysql97 bench bench-smoke bench-gen demo fuzz ui-screenshots
+.PHONY: help generate check lint test test-short test-mysql97 mysql97 bench bench-smoke bench-gen demo fuzz ui-screenshots ui-million
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -61,6 +61,9 @@ mysql97: ## build (once) and start Oracle MySQL 9.7 on 127.0.0.1:3307 for tests,
 test-short: ## tests without the long concurrency and kill -9 runs
 	@$(MYSQL_ENV); $(GO) test -count=1 -short ./... $(TESTDATA)
 	@for m in $(CONTRIB); do (cd $$m && $(GO) test -count=1 -short ./...) || exit 1; done
+
+ui-million: ## the UI in headless Chromium on a million tasks on each engine (counts, a retry of 10,000 by filter), screenshots into docs/ui
+	@$(MYSQL_ENV); LEASEGEN_UI_MILLION=1000000 LEASEGEN_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -timeout 60m -run TestInBrowserAtAMillion -v ./ui/
 
 ui-screenshots: ## a screenshot of each UI page, taken by headless Chromium, into docs/ui
 	LEASEGEN_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -run TestInBrowser ./ui/

@@ -77,7 +77,7 @@ func BenchmarkPages(b *testing.B) {
 }
 
 // enqueue stores n tasks with payload over 8 types, 1,000 a batch.
-func enqueue(b *testing.B, client *runtime.Client, n int, payload string) {
+func enqueue(b testing.TB, client *runtime.Client, n int, payload string) {
 	reqs := make([]runtime.Request, 1000)
 	for done := 0; done < n; done += len(reqs) {
 		reqs = reqs[:min(len(reqs), n-done)]
@@ -91,7 +91,7 @@ func enqueue(b *testing.B, client *runtime.Client, n int, payload string) {
 }
 
 // finish has a worker run n tasks: half fail, half succeed.
-func finish(b *testing.B, engine *runtime.Engine, client *runtime.Client, n int) {
+func finish(b testing.TB, engine *runtime.Engine, client *runtime.Client, n int) {
 	enqueue(b, client, n/2, `{"fail":true}`)
 	enqueue(b, client, n-n/2, `{"fail":false}`)
 	w, err := runtime.NewWorker(engine, runtime.Config{MaxConcurrency: 200, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
