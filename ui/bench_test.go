@@ -17,6 +17,8 @@ import (
 
 	"github.com/leasegen/leasegen/internal/dbtest"
 	"github.com/leasegen/leasegen/runtime"
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetest"
 )
 
 // envBenchTasks sets how many tasks BenchmarkPages stores (default
@@ -25,8 +27,8 @@ const envBenchTasks = "LEASEGEN_UI_BENCH_TASKS"
 
 // BenchmarkPages renders the overview, the tasks pages and the types page
 // of a UI holding many tasks (LEASEGEN_UI_BENCH_TASKS, default 1,000,000)
-// on each engine: a tenth failed and a tenth succeeded, run by a worker,
-// the rest queued, over 8 types:
+// on each engine (fill: a fifth run by a worker, 12,500 of them failed,
+// the rest queued, over 8 types, and the workers' count):
 //
 //	go test -run '^$' -bench Pages -benchtime 20x ./ui/
 func BenchmarkPages(b *testing.B) {
@@ -39,17 +41,9 @@ func BenchmarkPages(b *testing.B) {
 	}
 	for _, kind := range []string{"mysql", "postgres", "sqlite"} {
 		b.Run(kind, func(b *testing.B) {
-			drv, _ := openDriver(b, kind)
-			engine := runtime.NewEngine(drv)
-			dbtest.Must(b, "migrate", engine.Migrate(bg))
-			client, err := runtime.NewClient(engine, runtime.ClientConfig{})
-			dbtest.Must(b, "client", err)
-			start := time.Now()
-			finish(b, engine, client, n/5)
-			enqueue(b, client, n-n/5, `{"n":1}`)
-			b.Logf("%d tasks stored in %s", n, time.Since(start).Round(time.Second))
+			client, _ := fill(b, kind, n)
 			// The first look counts the minutes no worker counted: once.
-			start = time.Now()
+			start := time.Now()
 			minutes, err := client.Throughput(bg, time.Hour)
 			dbtest.Must(b, "throughput", err)
 			b.Logf("the first Throughput counted %d minutes in %s", len(minutes), time.Since(start).Round(time.Millisecond))
@@ -76,13 +70,32 @@ func BenchmarkPages(b *testing.B) {
 	}
 }
 
-// enqueue stores n tasks with payload over 8 types, 1,000 a batch.
-func enqueue(b testing.TB, client *runtime.Client, n int, payload string) {
+// fill opens a database of kind holding n tasks over 8 types (a fifth run
+// by a worker: n/80 of type-0 failed, the rest succeeded; the others
+// queued) and the workers' count of them, and returns a client of it and
+// its driver.
+func fill(t testing.TB, kind string, n int) (*runtime.Client, driver.Driver) {
+	drv, _ := openDriver(t, kind)
+	engine := runtime.NewEngine(drv)
+	dbtest.Must(t, "migrate", engine.Migrate(bg))
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	dbtest.Must(t, "client", err)
+	start := time.Now()
+	finish(t, engine, client, n/5)
+	enqueue(t, client, n-n/5, 8, `{"n":1}`)
+	leasetest.CountTasksNow(t, drv)
+	t.Logf("%s: %d tasks stored and counted in %s", kind, n, time.Since(start).Round(time.Second))
+	return client, drv
+}
+
+// enqueue stores n tasks with payload over the first types of type-0 to
+// type-7, 1,000 a batch.
+func enqueue(b testing.TB, client *runtime.Client, n, types int, payload string) {
 	reqs := make([]runtime.Request, 1000)
 	for done := 0; done < n; done += len(reqs) {
 		reqs = reqs[:min(len(reqs), n-done)]
 		for i := range reqs {
-			reqs[i] = runtime.Request{Type: fmt.Sprintf("type-%d", (done+i)%8), Payload: []byte(payload)}
+			reqs[i] = runtime.Request{Type: fmt.Sprintf("type-%d", (done+i)%types), Payload: []byte(payload)}
 		}
 		if _, err := client.EnqueueMany(bg, reqs); err != nil {
 			b.Fatal(err)
@@ -90,10 +103,12 @@ func enqueue(b testing.TB, client *runtime.Client, n int, payload string) {
 	}
 }
 
-// finish has a worker run n tasks: half fail, half succeed.
+// finish has a worker run n tasks: n/16 of type-0 fail (12,500 of a
+// million's fifth; a failure is a statement of its own), the rest, over 8
+// types, succeed.
 func finish(b testing.TB, engine *runtime.Engine, client *runtime.Client, n int) {
-	enqueue(b, client, n/2, `{"fail":true}`)
-	enqueue(b, client, n-n/2, `{"fail":false}`)
+	enqueue(b, client, n/16, 1, `{"fail":true}`)
+	enqueue(b, client, n-n/16, 8, `{"fail":false}`)
 	w, err := runtime.NewWorker(engine, runtime.Config{MaxConcurrency: 200, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	dbtest.Must(b, "worker", err)
 	var ran atomic.Int64
