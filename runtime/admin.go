@@ -18,6 +18,8 @@ import (
 type (
 	// Filter selects tasks for Client.List. Zero fields match everything.
 	Filter = leasetype.Filter
+	// FinishedFilter selects finished tasks for Client.ListFinished.
+	FinishedFilter = leasetype.FinishedFilter
 	// TypeStatusCount is the number of tasks of one type in one status.
 	TypeStatusCount = leasetype.TypeStatusCount
 	// QueueStats is an operator's view of the task table.
@@ -29,6 +31,31 @@ type (
 // type name no task can have (a space in it, say) is ErrInvalidTask.
 func (c *Client) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	return c.list(ctx, c.engine.tables, f)
+}
+
+// ListFinished returns up to f.Limit finished tasks of f.Status, the
+// latest finished first, read through the index of finished tasks: a page
+// costs the same however old the tasks are, where List, newest first by
+// id, reads past every newer task. To page, pass the last task's
+// FinishedAt and ID as the next one's f.BeforeFinishedAt and f.BeforeID.
+// A status that is not final is ErrInvalidTask.
+func (c *Client) ListFinished(ctx context.Context, f FinishedFilter) ([]TaskInfo, error) {
+	if f.Limit == 0 {
+		f.Limit = 100
+	}
+	if !f.Status.Terminal() {
+		return nil, fmt.Errorf("%w: ListFinished of status %q: want SUCCESS, FAILED or CANCELLED", ErrInvalidTask, f.Status)
+	}
+	if f.Limit < 0 || f.BeforeID < 0 {
+		return nil, fmt.Errorf("%w: list limit and BeforeID must not be negative", ErrInvalidTask)
+	}
+	if f.Type != "" {
+		if err := checkTaskType(f.Type); err != nil {
+			return nil, err
+		}
+	}
+	infos, err := c.engine.tables.TaskListFinished(ctx, f)
+	return infos, c.engine.failed(err, "list finished tasks")
 }
 
 // ListTx is List as the caller's transaction tx sees the tasks: with those

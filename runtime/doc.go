@@ -93,9 +93,11 @@
 //
 // Client.Pause stops every worker from claiming tasks of a type until
 // Client.Resume; the state is a row in the database, so it outlives
-// restarts. Running tasks finish. Client.List, Get (with each task's
-// attempts), Retry, Cancel, Purge, Stats, BoundedStats, Throughput and
-// Workers are the operator's view, which the leasectl command and the web
+// restarts. Running tasks finish. Client.List (newest first),
+// ListFinished (a final status, the latest finished first: a page costs
+// the same however old its tasks are), Get (with each task's attempts),
+// Retry, Cancel, Purge, Stats, BoundedStats, Throughput and Workers are
+// the operator's view, which the leasectl command and the web
 // UI (package ui) show. Package leasetest helps a service test its use of
 // leasegen.
 //

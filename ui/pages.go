@@ -175,21 +175,41 @@ func (s *server) tasks(r *http.Request) (string, string, any, error) {
 		data["Error"] = err.Error()
 		return "tasks", "Tasks", data, nil
 	}
-	list, err := s.client.List(r.Context(), f)
+	// Finished tasks of one status are listed the latest finished first,
+	// the order of the index that holds them: newest first by id, a page
+	// of failures older than most tasks would read past all the others.
+	finished := f.Status.Terminal() && f.Owner == "" && f.Key == "" && f.ErrorContains == "" && f.OlderThan == 0
+	var list []runtime.TaskInfo
+	if finished {
+		ff := runtime.FinishedFilter{Status: f.Status, Type: f.Type, BeforeID: f.BeforeID, Limit: pageSize}
+		if at := q.Get("before_at"); at != "" {
+			if ff.BeforeFinishedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
+				data["Error"] = fmt.Sprintf("bad page %q", at)
+				return "tasks", "Tasks", data, nil
+			}
+		}
+		list, err = s.client.ListFinished(r.Context(), ff)
+	} else {
+		list, err = s.client.List(r.Context(), f)
+	}
 	if err != nil {
 		return "", "", nil, err
 	}
 	for i := range list {
 		list[i].LastError = s.redactError(list[i], list[i].LastError)
 	}
-	data["Tasks"] = list
+	data["Tasks"], data["LatestFinishedFirst"] = list, finished
 	if len(list) == pageSize {
 		next := url.Values{}
 		for k, v := range q {
 			next[k] = v
 		}
-		next.Set("before", strconv.FormatInt(int64(list[len(list)-1].ID), 10))
-		data["Next"] = next.Encode()
+		last := list[len(list)-1]
+		next.Set("before", strconv.FormatInt(int64(last.ID), 10))
+		if finished {
+			next.Set("before_at", last.FinishedAt.UTC().Format(time.RFC3339Nano))
+		}
+		data["Next"] = template.URL(next.Encode()) // a query url.Values wrote: the template must not escape its = and &
 	}
 	return "tasks", "Tasks", data, nil
 }

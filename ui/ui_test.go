@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
@@ -363,6 +364,48 @@ func TestCountsAreBounded(t *testing.T) {
 			}
 		}
 		leasetest.CountTasksNow(t, f.drv)
+	}
+}
+
+// The tasks page pages through every match, each task once: newest first
+// by id, or, for a final status, the latest finished first through the
+// index of finished tasks (the page says so).
+func TestTasksPages(t *testing.T) {
+	f := newFixture(t, "sqlite", Options{})
+	for range pageSize + 10 {
+		id, err := f.client.Enqueue(bg, "doomed", []byte(`{}`), runtime.WithDelay(time.Hour))
+		dbtest.Must(t, "enqueue", err)
+		dbtest.Must(t, "cancel", f.client.Cancel(bg, id))
+	}
+	rowID := regexp.MustCompile(`<tr data-id="(\d+)" data-status="CANCELLED">`)
+	for _, c := range []struct{ first, order, link string }{
+		{"/tasks?type=doomed", "<th>created</th>", "older tasks"},
+		{"/tasks?status=CANCELLED", "<th>finished (latest first)</th>", "finished earlier"},
+	} {
+		next := regexp.MustCompile(`<a id="next-page" href="([^"]+)">` + c.link)
+		seen := map[string]bool{}
+		for page, path := 1, c.first; path != ""; page++ {
+			_, body, _ := f.get(t, path)
+			if !strings.Contains(body, c.order) {
+				t.Fatalf("%s: page %d does not say its order %s:\n%s", c.first, page, c.order, body)
+			}
+			for _, m := range rowID.FindAllStringSubmatch(body, -1) {
+				if seen[m[1]] {
+					t.Errorf("%s: task %s listed twice", c.first, m[1])
+				}
+				seen[m[1]] = true
+			}
+			path = ""
+			if m := next.FindStringSubmatch(body); m != nil {
+				path = html.UnescapeString(m[1])
+			}
+			if page > 3 {
+				t.Fatalf("%s: more than 3 pages of %d tasks", c.first, pageSize+10)
+			}
+		}
+		if len(seen) != pageSize+10 {
+			t.Errorf("%s: %d tasks listed over the pages, want %d", c.first, len(seen), pageSize+10)
+		}
 	}
 }
 

@@ -247,6 +247,18 @@ WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
 ORDER BY id DESC
 LIMIT ?;
 
+-- name: TaskListFinished :many
+-- The tasks of one final status, the latest finished first, read backward
+-- through leasegen_tasks_due (a finished task is due when it finished, at
+-- due_priority 0): a page reads about its own rows however old they are.
+-- Keyset: below (before_at, before_id).
+SELECT * FROM leasegen_tasks
+WHERE status = sqlc.arg(status) AND due_priority = 0
+  AND (sqlc.arg(task_type) = '' OR task_type = sqlc.arg(task_type))
+  AND (due_at < sqlc.arg(before_at) OR (due_at = sqlc.arg(before_at) AND id < sqlc.arg(before_id)))
+ORDER BY due_at DESC, id DESC
+LIMIT ?;
+
 -- name: TaskRetry :execrows
 -- A FAILED or CANCELLED task runs again with all its attempts: free_attempts
 -- catches up with attempt, which keeps rising as the fencing token.

@@ -305,6 +305,17 @@ WHERE (@status::text = '' OR status = @status::text)
 ORDER BY id DESC
 LIMIT sqlc.arg('limit');
 
+-- name: TaskListFinished :many
+-- The tasks of one final status, the latest finished first, read backward
+-- through leasegen_tasks_finished (the IN term proves its predicate).
+-- Keyset: below (before_at, before_id).
+SELECT * FROM leasegen_tasks
+WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = @status::text
+  AND (@task_type::text = '' OR task_type = @task_type::text)
+  AND (finished_at < @before_at::timestamptz OR (finished_at = @before_at::timestamptz AND id < @before_id::bigint))
+ORDER BY finished_at DESC, id DESC
+LIMIT sqlc.arg('limit');
+
 -- name: TaskRetry :execrows
 -- A FAILED or CANCELLED task runs again with all its attempts.
 UPDATE leasegen_tasks SET

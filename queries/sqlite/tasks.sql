@@ -206,6 +206,17 @@ WHERE (sqlc.arg(status) = '' OR status = sqlc.arg(status))
 ORDER BY id DESC
 LIMIT sqlc.arg('limit');
 
+-- name: TaskListFinished :many
+-- The tasks of one final status, the latest finished first, read backward
+-- through leasegen_tasks_finished (see the MySQL query). Keyset: below
+-- (before_at, before_id).
+SELECT * FROM leasegen_tasks
+WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = sqlc.arg(status)
+  AND (sqlc.arg(task_type) = '' OR task_type = sqlc.arg(task_type))
+  AND (due_at < sqlc.arg(before_at) OR (due_at = sqlc.arg(before_at) AND id < sqlc.arg(before_id)))
+ORDER BY due_at DESC, id DESC
+LIMIT sqlc.arg('limit');
+
 -- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',

@@ -134,6 +134,10 @@ type Tables interface {
 	TaskListByOwner(ctx context.Context, owner string, statuses []leasetype.Status, limit int) ([]leasetype.TaskInfo, error)
 	// TaskList returns the tasks f selects, newest first.
 	TaskList(ctx context.Context, f leasetype.Filter) ([]leasetype.TaskInfo, error)
+	// TaskListFinished returns the tasks f selects, the latest finished
+	// first, through the index of finished tasks; f.Limit is set and a
+	// zero BeforeFinishedAt is the far future.
+	TaskListFinished(ctx context.Context, f leasetype.FinishedFilter) ([]leasetype.TaskInfo, error)
 	// TaskCancelRequest cancels a queued task, or asks the holder of a
 	// running one to stop (CANCEL_REQUESTED), and reports whether the
 	// task changed state.

@@ -86,6 +86,22 @@ type Filter struct {
 	Limit    int // default 100
 }
 
+// FinishedFilter selects finished tasks of one final status for
+// Client.ListFinished, the latest finished first: the order of the index
+// that holds finished tasks, so that a page costs the same however old
+// the tasks are.
+type FinishedFilter struct {
+	Status Status // SUCCESS, FAILED or CANCELLED
+	Type   string // empty: every type
+	// BeforeFinishedAt and BeforeID page by keyset: only tasks that
+	// finished before BeforeFinishedAt, or then with a smaller id (the
+	// last task of the previous page's FinishedAt and ID); zero: from the
+	// latest.
+	BeforeFinishedAt time.Time
+	BeforeID         TaskID
+	Limit            int // default 100
+}
+
 // TypeStatusCount is the number of tasks of one type in one status.
 type TypeStatusCount struct {
 	Type   string

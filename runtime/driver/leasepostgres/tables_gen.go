@@ -88,6 +88,17 @@ func (t tables) TaskList(ctx context.Context, f leasetype.Filter) ([]leasetype.T
 	return sqlbuild.TaskInfos(rows, taskInfoFromRow)
 }
 
+func (t tables) TaskListFinished(ctx context.Context, f leasetype.FinishedFilter) ([]leasetype.TaskInfo, error) {
+	before, beforeID := sqlbuild.FinishedKeyset(f)
+	rows, err := t.s.q.TaskListFinished(ctx, t.q, db.TaskListFinishedParams{
+		Status: string(f.Status), TaskType: f.Type, BeforeAt: before, BeforeID: beforeID, Limit: int32(f.Limit),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sqlbuild.TaskInfos(rows, taskInfoFromRow)
+}
+
 func (t tables) TaskCancelRequest(ctx context.Context, id leasetype.TaskID) (bool, error) {
 	return t.Changed(ctx, func() (int64, error) {
 		return t.s.q.TaskCancelRequest(ctx, t.q, db.TaskCancelRequestParams{ID: int64(id)})

@@ -210,3 +210,57 @@ func testBulkActionsByFilter(t *testing.T, b *Bundle) {
 		t.Errorf("%d tasks left after the discard, want the running one", n)
 	}
 }
+
+// ListFinished pages through the tasks of a final status, the latest
+// finished first (ties by id, downward), each once; by type too; a status
+// that is not final is refused.
+func testListFinished(t *testing.T, b *Bundle) {
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{
+		"bad":   func(context.Context, *runtime.Task) error { return runtime.Permanent(errors.New("no")) },
+		"worse": func(context.Context, *runtime.Task) error { return runtime.Permanent(errors.New("no")) },
+		"ok":    func(context.Context, *runtime.Task) error { return nil },
+	})
+	wants := map[runtime.TaskID]runtime.Status{}
+	for _, typ := range []string{"bad", "bad", "worse", "bad", "ok", "bad", "worse", "bad", "bad", "ok"} {
+		wants[b.Enqueue(t, typ)] = map[bool]runtime.Status{true: runtime.StatusSuccess, false: runtime.StatusFailed}[typ == "ok"]
+	}
+	for id, want := range wants {
+		b.WaitStatus(t, id, want)
+	}
+	for _, c := range []struct {
+		typ  string
+		want int
+	}{{"", 8}, {"bad", 6}} {
+		var got []runtime.TaskInfo
+		f := runtime.FinishedFilter{Status: runtime.StatusFailed, Type: c.typ, Limit: 3}
+		for range 10 {
+			page, err := b.Client.ListFinished(bg, f)
+			dbtest.Must(t, "list finished", err)
+			if len(page) == 0 {
+				break
+			}
+			got = append(got, page...)
+			last := page[len(page)-1]
+			f.BeforeFinishedAt, f.BeforeID = last.FinishedAt, last.ID
+		}
+		seen := map[runtime.TaskID]bool{}
+		for i, info := range got {
+			if info.Status != runtime.StatusFailed || (c.typ != "" && info.Type != c.typ) || seen[info.ID] {
+				t.Errorf("type %q: task %d (%s, %s) listed, or listed twice", c.typ, info.ID, info.Type, info.Status)
+			}
+			seen[info.ID] = true
+			if i > 0 {
+				prev := got[i-1]
+				if info.FinishedAt.After(prev.FinishedAt) || info.FinishedAt.Equal(prev.FinishedAt) && info.ID > prev.ID {
+					t.Errorf("type %q: task %d finished %v listed after task %d finished %v", c.typ, info.ID, info.FinishedAt, prev.ID, prev.FinishedAt)
+				}
+			}
+		}
+		if len(got) != c.want {
+			t.Errorf("type %q: %d failed tasks listed in pages of 3, want %d", c.typ, len(got), c.want)
+		}
+	}
+	if _, err := b.Client.ListFinished(bg, runtime.FinishedFilter{Status: runtime.StatusQueued}); !errors.Is(err, runtime.ErrInvalidTask) {
+		t.Errorf("ListFinished of QUEUED = %v, want ErrInvalidTask", err)
+	}
+}

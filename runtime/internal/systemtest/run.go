@@ -98,6 +98,7 @@ var bundleCases = []struct {
 	{"EnqueueRejectsOversizedInput", testEnqueueRejectsOversizedInput},
 	{"GetListCancel", testGetListCancel},
 	{"AdminListRetryStats", testAdminListRetryStats},
+	{"ListFinished", testListFinished},
 	{"ReleasedTaskInfo", testReleasedTaskInfo},
 	{"RetentionAndPurge", testRetentionAndPurge},
 	{"BulkActionsByFilter", testBulkActionsByFilter},

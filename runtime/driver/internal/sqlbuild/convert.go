@@ -2,6 +2,7 @@ package sqlbuild
 
 import (
 	"database/sql"
+	"math"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/leasetype"
@@ -75,4 +76,20 @@ func BoolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// farFuture is later than any task's finish: the keyset of a first page.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// FinishedKeyset is f's keyset as TaskListFinished's query takes it: a
+// zero BeforeFinishedAt starts from the latest (the far future, below any
+// id); a zero BeforeID with an instant, below any id at that instant.
+func FinishedKeyset(f leasetype.FinishedFilter) (time.Time, int64) {
+	if f.BeforeFinishedAt.IsZero() {
+		return farFuture, math.MaxInt64
+	}
+	if f.BeforeID == 0 {
+		return f.BeforeFinishedAt, math.MaxInt64
+	}
+	return f.BeforeFinishedAt, int64(f.BeforeID)
 }

@@ -765,6 +765,79 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 	return items, nil
 }
 
+const taskListFinished = `-- name: TaskListFinished :many
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata FROM leasegen_tasks
+WHERE status = ? AND due_priority = 0
+  AND (? = '' OR task_type = ?)
+  AND (due_at < ? OR (due_at = ? AND id < ?))
+ORDER BY due_at DESC, id DESC
+LIMIT ?
+`
+
+type TaskListFinishedParams struct {
+	Status   string
+	TaskType string
+	BeforeAt time.Time
+	BeforeID int64
+	Limit    int32
+}
+
+// The tasks of one final status, the latest finished first, read backward
+// through leasegen_tasks_due (a finished task is due when it finished, at
+// due_priority 0): a page reads about its own rows however old they are.
+// Keyset: below (before_at, before_id).
+func (q *Queries) TaskListFinished(ctx context.Context, db DBTX, arg TaskListFinishedParams) ([]LeasegenTask, error) {
+	rows, err := db.QueryContext(ctx, taskListFinished,
+		arg.Status,
+		arg.TaskType,
+		arg.TaskType,
+		arg.BeforeAt,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LeasegenTask
+	for rows.Next() {
+		var i LeasegenTask
+		if err := rows.Scan(
+			&i.ID,
+			&i.TaskType,
+			&i.Status,
+			&i.Payload,
+			&i.Priority,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.FreeAttempts,
+			&i.MaxAttempts,
+			&i.OwnerID,
+			&i.IdempotencyKey,
+			&i.LastError,
+			&i.Result,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.DuePriority,
+			&i.DueAt,
+			&i.LeaseOwner,
+			&i.StartedAt,
+			&i.Metadata,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const taskOldestQueued = `-- name: TaskOldestQueued :many
 SELECT task_type, CAST(MIN(due_at) AS DATETIME(3)) AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'

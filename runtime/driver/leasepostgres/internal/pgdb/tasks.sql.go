@@ -871,6 +871,76 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 	return items, nil
 }
 
+const taskListFinished = `-- name: TaskListFinished :many
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata FROM leasegen_tasks
+WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = $1::text
+  AND ($2::text = '' OR task_type = $2::text)
+  AND (finished_at < $3::timestamptz OR (finished_at = $3::timestamptz AND id < $4::bigint))
+ORDER BY finished_at DESC, id DESC
+LIMIT $5
+`
+
+type TaskListFinishedParams struct {
+	Status   string
+	TaskType string
+	BeforeAt time.Time
+	BeforeID int64
+	Limit    int32
+}
+
+// The tasks of one final status, the latest finished first, read backward
+// through leasegen_tasks_finished (the IN term proves its predicate).
+// Keyset: below (before_at, before_id).
+func (q *Queries) TaskListFinished(ctx context.Context, db DBTX, arg TaskListFinishedParams) ([]LeasegenTask, error) {
+	rows, err := db.QueryContext(ctx, taskListFinished,
+		arg.Status,
+		arg.TaskType,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LeasegenTask
+	for rows.Next() {
+		var i LeasegenTask
+		if err := rows.Scan(
+			&i.ID,
+			&i.TaskType,
+			&i.Status,
+			&i.Payload,
+			&i.Priority,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.FreeAttempts,
+			&i.MaxAttempts,
+			&i.LeaseOwner,
+			&i.LeaseUntil,
+			&i.OwnerID,
+			&i.IdempotencyKey,
+			&i.LastError,
+			&i.Result,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.StartedAt,
+			&i.FinishedAt,
+			&i.Metadata,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const taskOldestQueued = `-- name: TaskOldestQueued :many
 SELECT task_type, MIN(available_at)::timestamptz AS oldest FROM leasegen_tasks
 WHERE status = 'QUEUED'
