@@ -213,8 +213,10 @@ func (c *Client) Stats(ctx context.Context) (QueueStats, error) {
 // its first tasks (the next to run), and its counts are the workers' last
 // count of every task, read at CountedAt (one worker counts about every
 // minute, less often on a table that takes long to count), each at least
-// what the bounded read found; before any worker counted, they are the
-// counts of its first tasks, lower bounds.
+// what the bounded read found. With no count stored yet (no worker has
+// run) it counts every task once itself, when it can take the turn; if it
+// cannot (another is counting, or the database user may not write), the
+// counts are those of its first tasks, lower bounds.
 func (c *Client) BoundedStats(ctx context.Context, bound int) (QueueStats, error) {
 	if bound < 1 {
 		return QueueStats{}, fmt.Errorf("%w: BoundedStats bound %d: want at least 1", ErrInvalidConfig, bound)

@@ -118,7 +118,7 @@ type QueueStats struct {
 	// Capped lists, for bounded stats, the statuses with more tasks than
 	// the bound: their OldestQueued (for QUEUED) is that of the first
 	// bound+1 tasks found, and their Counts are the workers' last count
-	// of every task (at CountedAt), or, when none is stored yet, lower
+	// of every task (at CountedAt), or, when none could be stored, lower
 	// bounds: the first bound+1 tasks found. Nil for exact stats.
 	Capped map[Status]bool
 	// CountedAt is when the count the Capped statuses' Counts come from

@@ -71,15 +71,22 @@ func CountNow(ctx context.Context, t driver.Tables) error {
 // withStoredCounts puts the stored count in st for each status whose live
 // count stopped at its bound (st.Capped): a type's count is the stored
 // one, or the live lower bound when that is higher (tasks added since the
-// count). st.CountedAt says when the stored count was read; with none
-// stored, st keeps its lower bounds.
+// count). st.CountedAt says when the stored count was read. With none
+// stored (no worker has run) it counts once, when it is its turn; if it
+// cannot (another is counting, or the database user may not write), st
+// keeps its lower bounds.
 func withStoredCounts(ctx context.Context, t driver.Tables, st *leasetype.QueueStats) error {
 	turn, err := t.CountTurnGet(ctx)
 	if err != nil {
 		return fmt.Errorf("leasegen: read when the tasks were last counted: %w", err)
 	}
 	if turn.CountedAt.IsZero() {
-		return nil
+		if counted, err := RefreshCounts(ctx, t); err != nil || !counted {
+			return nil
+		}
+		if turn, err = t.CountTurnGet(ctx); err != nil {
+			return fmt.Errorf("leasegen: read when the tasks were last counted: %w", err)
+		}
 	}
 	stored, err := t.CountsList(ctx)
 	if err != nil {
