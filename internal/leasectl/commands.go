@@ -75,6 +75,7 @@ func list(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("list")
 	filter := filterFlags(fs)
 	before := fs.Int64("before", 0, "")
+	beforeFinished := fs.String("before-finished", "", "")
 	limit := fs.Int("limit", 50, "")
 	asJSON := fs.Bool("json", false, "")
 	if _, err := parse(fs, args, 0); err != nil {
@@ -91,7 +92,25 @@ func list(ctx context.Context, e *env, args []string) error {
 	if f.Limit <= 0 {
 		return fmt.Errorf("%w: -limit must be above 0, got %d", errUsage, f.Limit)
 	}
-	tasks, err := e.client.List(ctx, f)
+	// One final status alone is listed the latest finished first, through
+	// the index of finished tasks: newest first by id, failures older than
+	// most tasks would be found only after reading all the newer ones.
+	finished := f.Status.Terminal() && f.Owner == "" && f.Key == "" && f.ErrorContains == "" && f.OlderThan == 0
+	var tasks []runtime.TaskInfo
+	if finished {
+		ff := runtime.FinishedFilter{Status: f.Status, Type: f.Type, BeforeID: f.BeforeID, Limit: f.Limit}
+		if *beforeFinished != "" {
+			if ff.BeforeFinishedAt, err = time.Parse(time.RFC3339Nano, *beforeFinished); err != nil {
+				return fmt.Errorf("%w: -before-finished %q: want a time such as 2026-12-07T00:14:28.036Z", errUsage, *beforeFinished)
+			}
+		}
+		tasks, err = e.client.ListFinished(ctx, ff)
+	} else {
+		if *beforeFinished != "" {
+			return fmt.Errorf("%w: -before-finished pages a list of one final status (-status SUCCESS, FAILED or CANCELLED, and -type) alone", errUsage)
+		}
+		tasks, err = e.client.List(ctx, f)
+	}
 	if err != nil {
 		return err
 	}
@@ -103,10 +122,14 @@ func list(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, out)
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tTYPE\tSTATUS\tATTEMPTS\tPRIORITY\tOWNER\tCREATED\tLAST ERROR")
+	when, at := "CREATED", func(t runtime.TaskInfo) string { return t.CreatedAt.Format(time.RFC3339) }
+	if finished {
+		when, at = "FINISHED", func(t runtime.TaskInfo) string { return t.FinishedAt.UTC().Format(time.RFC3339Nano) }
+	}
+	fmt.Fprintf(w, "ID\tTYPE\tSTATUS\tATTEMPTS\tPRIORITY\tOWNER\t%s\tLAST ERROR\n", when)
 	for _, t := range tasks {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%d\t%s\t%s\t%s\n", t.ID, t.Type, t.Status, t.AttemptsUsed, t.MaxAttempts,
-			t.Priority, t.OwnerID, t.CreatedAt.Format(time.RFC3339), firstLine(t.LastError, 60))
+			t.Priority, t.OwnerID, at(t), firstLine(t.LastError, 60))
 	}
 	return w.Flush()
 }

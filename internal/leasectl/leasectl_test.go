@@ -187,6 +187,13 @@ func TestCommands(t *testing.T) {
 				!cmp.Equal(shown["metadata"], map[string]any{"req": "r-7", "a": "b"}) {
 				t.Errorf("show ID -json: exit %d, %v, %+v; want the payload as JSON and snake_case keys", code, err, shown)
 			}
+			code, out, _ = tg.ctl(t, "list", "-status", "failed")
+			expect(t, "list -status failed, the latest finished first", code, 0, out, "FINISHED", "disk full")
+			code, out, _ = tg.ctl(t, "list", "-status", "failed", "-before-finished", "2000-01-01T00:00:00Z")
+			expect(t, "list -status failed, finished before 2000", code, 0, out, "FINISHED")
+			if strings.Contains(out, "disk full") {
+				t.Errorf("list -status failed -before-finished 2000: lists a task that failed today:\n%s", out)
+			}
 			code, out, _ = tg.ctl(t, "list", "-owner", "alice", "-type", "ok")
 			expect(t, "list by owner", code, 0, out, "alice")
 			code, out, _ = tg.ctl(t, "list", "-before", id(later), "-json")
@@ -245,6 +252,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-sqlite", path, "purge"}, "purge needs -older-than"},
 		{[]string{"-sqlite", path, "list", "-status", "DONE"}, `-status "DONE"`},
 		{[]string{"-sqlite", path, "list", "-limit", "-1"}, "-limit must be above 0, got -1"},
+		{[]string{"-sqlite", path, "list", "-status", "failed", "-before-finished", "yesterday"}, `-before-finished "yesterday": want a time`},
+		{[]string{"-sqlite", path, "list", "-before-finished", "2026-12-07T00:00:00Z"}, "-before-finished pages a list of one final status"},
 		{[]string{"-sqlite", path, "show", "5", "6"}, "show takes 1 argument(s), got 2"},
 		{[]string{"-mysql", "u@/db", "-create", "stats"}, "-create applies to -sqlite FILE only"},
 		{[]string{"-sqlite", path, "migrate", "down"}, "migrate up|status|sql"},

@@ -25,7 +25,9 @@ const usage = `usage: leasectl [-mysql DSN | -postgres URL | -sqlite FILE [-crea
 Commands:
   migrate up|status|sql     apply the schema, show its versions, or print its SQL
   list [flags]              list tasks, newest first (-status, -type, -owner, -key, -error TEXT,
-                            -older-than, -limit, -before ID for the next page, -json)
+                            -older-than, -limit, -before ID for the next page, -json); of one
+                            final status alone (and -type), the latest finished first (the next
+                            page: -before ID -before-finished TIME, the last row's)
   show [-json] ID           one task with its last error
   cancel ID                 cancel a queued task, or ask a running one to stop
   retry ID                  queue a failed or cancelled task again, with all its attempts
