@@ -15,6 +15,7 @@ import (
 const (
 	ceilingName      = "ceiling: a task's row updates, batches of 1,000 rows"
 	flipsCeilingName = "ceiling: status flips only, batches of 1,000 rows"
+	ceilingCPUName   = "server CPU per task, ceiling (a task's 2 row updates)"
 	naiveName        = "naive baseline: article's algorithm, 16 workers"
 )
 
@@ -33,10 +34,34 @@ func ceiling(ctx context.Context, s *scratch, t *table) error {
 	if err := queue(ctx, s, "noop", rows); err != nil {
 		return err
 	}
+	meter, metered, err := newCPUMeter(ctx, s)
+	if err != nil {
+		return err
+	}
+	rate := func(queries ...string) func(int, int) (float64, error) {
+		return func(rows, rounds int) (float64, error) { return updateRate(ctx, s, rows, rounds, queries...) }
+	}
+	if metered {
+		// The task's two updates once more, for the server's CPU per task.
+		inner := rate
+		rate = func(queries ...string) func(int, int) (float64, error) {
+			return func(rows, rounds int) (float64, error) {
+				before, err := meter.read()
+				if err != nil {
+					return 0, err
+				}
+				r, err := inner(queries...)(rows, rounds)
+				if err != nil || len(queries) != 2 {
+					return r, err
+				}
+				after, err := meter.read()
+				t.add(ceilingCPUName, "µs/task", float64((after-before).Microseconds())/float64(rows*rounds))
+				return r, err
+			}
+		}
+	}
 	if s.kind == kindPostgres {
-		return ceilingFigures(t, func(queries ...string) func(int, int) (float64, error) {
-			return func(rows, rounds int) (float64, error) { return updateRate(ctx, s, rows, rounds, queries...) }
-		}, rows, []string{pgCeilingClaim, pgCeilingComplete}, []string{pgCeilingFlip})
+		return ceilingFigures(t, rate, rows, []string{pgCeilingClaim, pgCeilingComplete}, []string{pgCeilingFlip})
 	}
 	now := nowSQL(s.kind)
 	lease := now + " + 60000"
@@ -49,9 +74,7 @@ func ceiling(ctx context.Context, s *scratch, t *table) error {
 	complete := "UPDATE leasegen_tasks SET status = 'SUCCESS', result = NULL, due_at = " + now + ", updated_at = " + now + ids
 	flip := "UPDATE leasegen_tasks SET status = CASE WHEN status = 'SUCCESS' THEN 'QUEUED' ELSE 'SUCCESS' END, updated_at = " +
 		now + ", attempt = attempt + 1" + ids
-	return ceilingFigures(t, func(queries ...string) func(int, int) (float64, error) {
-		return func(rows, rounds int) (float64, error) { return updateRate(ctx, s, rows, rounds, queries...) }
-	}, rows, []string{claim, complete}, []string{flip})
+	return ceilingFigures(t, rate, rows, []string{claim, complete}, []string{flip})
 }
 
 // ceilingFigures adds the two ceilings: a task's two updates once, and the

@@ -64,6 +64,10 @@ const (
 	binlogName     = "binary log per task (enqueue in batches, claim, completion)"
 )
 
+// serverCPUName is the figure of the server's CPU per task in burn-down
+// name.
+func serverCPUName(name string) string { return "server CPU per task, " + name }
+
 // burnDown queues o.burn no-op tasks and times procs worker processes of
 // slots slots (0: the default Config) working them off, from the first
 // claim to the last completion on the database's clock, as figure name.
@@ -84,6 +88,16 @@ func burnDown(ctx context.Context, o options, s *scratch, procs, slots int, name
 			return err
 		}
 	}
+	meter, metered, err := newCPUMeter(ctx, s)
+	if err != nil {
+		return err
+	}
+	var cpuBefore time.Duration
+	if metered {
+		if cpuBefore, err = meter.read(); err != nil {
+			return err
+		}
+	}
 	for i := range procs {
 		args := []string{"-child-id", fmt.Sprintf("burn-%d", i+1), "-child-slots", strconv.Itoa(slots)}
 		if o.profileDirs != "" {
@@ -99,6 +113,15 @@ func burnDown(ctx context.Context, o options, s *scratch, procs, slots int, name
 	probes, err := waitDrained(ctx, s, 10*time.Minute)
 	if err != nil {
 		return err
+	}
+	if metered {
+		cpuAfter, err := meter.read()
+		if err != nil {
+			return err
+		}
+		// The server's CPU from the workers' start to the queue's end,
+		// its probes included (one statement every few milliseconds).
+		t.add(serverCPUName(name), "µs/task", float64((cpuAfter-cpuBefore).Microseconds())/float64(o.burn))
 	}
 	if s.kind == kindMySQL && procs == 1 && slots == o.slots {
 		after, err := questions(ctx, s.db)

@@ -35,7 +35,8 @@ func TestBenchmarkPrintsEveryFigure(t *testing.T) {
 				"worker RSS", "targets:", "burn-down >= 10x the naive baseline"}
 			if name == "mysql" {
 				args[1] = dbtest.ServerDSN(t)
-				want = append(want, statementsName, idleStatementsName, heartbeatName)
+				want = append(want, statementsName, idleStatementsName, heartbeatName,
+					ceilingCPUName, serverCPUName("burn-down, 1 worker process"), "server CPU per task <= 1.5x the ceiling's")
 			}
 			out, err := exec.Command(bin, append(args, small...)...).CombinedOutput()
 			if err != nil {

@@ -75,6 +75,14 @@ func printVerdicts(w io.Writer, o options, t *table) {
 	if v, ok := t.median(heartbeatName); ok {
 		check("1 or 2 heartbeat statements per interval, 1,000 running", v <= 2.05, fmt.Sprintf("%.2f", v))
 	}
+	if ceil, ok := t.median(ceilingCPUName); ok && ceil > 0 {
+		for _, burn := range []string{defaultBurnName(o), burnDownName(o, 1)} {
+			if v, ok := t.median(serverCPUName(burn)); ok {
+				check(fmt.Sprintf("server CPU per task <= 1.5x the ceiling's, %s", strings.TrimPrefix(burn, "burn-down, ")),
+					v <= 1.5*ceil, fmt.Sprintf("%.1f us = %.2fx %.1f us", v, v/ceil, ceil))
+			}
+		}
+	}
 	if bound, ok := t.median(recoveryBoundName); ok {
 		last := 0.0
 		for _, r := range t.rows {
