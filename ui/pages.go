@@ -178,10 +178,9 @@ func (s *server) tasks(r *http.Request) (string, string, any, error) {
 	// Finished tasks of one status are listed the latest finished first,
 	// the order of the index that holds them: newest first by id, a page
 	// of failures older than most tasks would read past all the others.
-	finished := f.Status.Terminal() && f.Owner == "" && f.Key == "" && f.ErrorContains == "" && f.OlderThan == 0
+	ff, finished := f.Finished()
 	var list []runtime.TaskInfo
 	if finished {
-		ff := runtime.FinishedFilter{Status: f.Status, Type: f.Type, BeforeID: f.BeforeID, Limit: pageSize}
 		if at := q.Get("before_at"); at != "" {
 			if ff.BeforeFinishedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
 				data["Error"] = fmt.Sprintf("bad page %q", at)

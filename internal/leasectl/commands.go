@@ -95,10 +95,9 @@ func list(ctx context.Context, e *env, args []string) error {
 	// One final status alone is listed the latest finished first, through
 	// the index of finished tasks: newest first by id, failures older than
 	// most tasks would be found only after reading all the newer ones.
-	finished := f.Status.Terminal() && f.Owner == "" && f.Key == "" && f.ErrorContains == "" && f.OlderThan == 0
+	ff, finished := f.Finished()
 	var tasks []runtime.TaskInfo
 	if finished {
-		ff := runtime.FinishedFilter{Status: f.Status, Type: f.Type, BeforeID: f.BeforeID, Limit: f.Limit}
 		if *beforeFinished != "" {
 			if ff.BeforeFinishedAt, err = time.Parse(time.RFC3339Nano, *beforeFinished); err != nil {
 				return fmt.Errorf("%w: -before-finished %q: want a time such as 2026-12-07T00:14:28.036Z", errUsage, *beforeFinished)

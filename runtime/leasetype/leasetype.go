@@ -86,6 +86,15 @@ type Filter struct {
 	Limit    int // default 100
 }
 
+// Finished returns f as a FinishedFilter (its status, type, BeforeID and
+// limit) when f selects the tasks of one final status, by type at most: no
+// owner, key, error text or age. Such a list is read fastest the latest
+// finished first (Client.ListFinished).
+func (f Filter) Finished() (FinishedFilter, bool) {
+	ok := f.Status.Terminal() && f.Owner == "" && f.Key == "" && f.ErrorContains == "" && f.OlderThan == 0
+	return FinishedFilter{Status: f.Status, Type: f.Type, BeforeID: f.BeforeID, Limit: f.Limit}, ok
+}
+
 // FinishedFilter selects finished tasks of one final status for
 // Client.ListFinished, the latest finished first: the order of the index
 // that holds finished tasks, so that a page costs the same however old
