@@ -38,7 +38,33 @@ type executor struct {
 	runCtx context.Context
 	// slots is the worker's count of its handlers and executions.
 	slots executionSlots
+	// writes bounds the executions' separate writes running at once.
+	writes writeSlots
 }
+
+// maxSeparateWrites bounds the statements that executions send one by one
+// (a failure, a release, the attempt's history row) running at once in a
+// worker. Each holds a connection of the pool: a worker whose 200 handlers
+// failed at the same moment opened 182 connections on MariaDB and past
+// PostgreSQL's max_connections of 100, and the server then refused other
+// statements, the worker's heartbeats among them. Completions are grouped
+// by the completion loop instead.
+const maxSeparateWrites = 4
+
+// writeSlots is a counting semaphore.
+type writeSlots chan struct{}
+
+// take waits for a slot until ctx ends.
+func (s writeSlots) take(ctx context.Context) error {
+	select {
+	case s <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (s writeSlots) give() { <-s }
 
 // executionSlots is how executions report back to their worker's count:
 // a handler returned (its slot is free), an execution ended (its lease is
@@ -55,7 +81,7 @@ func (w *Worker) newExecutor() *executor {
 		driver: w.engine.driver, tables: w.engine.tables, db: w.engine.db, workerID: w.cfg.WorkerID,
 		logger: w.cfg.Logger, clock: w.cfg.Clock, observer: w.engine.observer, stats: &w.stats,
 		fences: w.fences, prefetch: w.prefetch, completions: w.completions, keep: w.cfg.AttemptHistory,
-		runCtx: w.runCtx, slots: w,
+		runCtx: w.runCtx, slots: w, writes: make(writeSlots, maxSeparateWrites),
 	}
 }
 
@@ -338,6 +364,10 @@ func retryUnreachable[T any](ctx context.Context, d driver.Driver, write func() 
 // that the fence rejects may follow a try that committed before its
 // connection was lost: landed reads the task back and tells.
 func (e *execution) fenced(ctx context.Context, landed func(TaskInfo) bool, write func() (bool, error)) (bool, error) {
+	if err := e.x.writes.take(ctx); err != nil {
+		return false, err
+	}
+	defer e.x.writes.give()
 	ok, retried, err := retryUnreachable(ctx, e.x.driver, write)
 	if err == nil && !ok && retried {
 		info, readErr := e.x.tables.TaskGet(ctx, e.task.ID)
@@ -447,7 +477,12 @@ func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {
 func (e *execution) remember(ctx context.Context, outcome, errText string) {
 	rec := driver.AttemptRecord{TaskID: e.ref.ID, Attempt: e.ref.Attempt, Worker: e.x.workerID, StartedAt: e.claimedAt,
 		Outcome: outcome, Error: errText, Duration: e.ran}
-	if err := bookkeeping.RecordAttempts(ctx, e.x.tables, []driver.AttemptRecord{rec}, e.x.keep); err != nil {
+	err := e.x.writes.take(ctx)
+	if err == nil {
+		defer e.x.writes.give()
+		err = bookkeeping.RecordAttempts(ctx, e.x.tables, []driver.AttemptRecord{rec}, e.x.keep)
+	}
+	if err != nil {
 		e.x.logger.Warn("leasegen: recording an attempt in the task's history failed", e.logAttrs("err", err)...)
 	}
 }

@@ -110,6 +110,7 @@ var bundleCases = []struct {
 	{"WorkerClockSkewDoesNotMatter", testWorkerClockSkewDoesNotMatter},
 	{"SelfFencingWhenRenewalsFail", testSelfFencingWhenRenewalsFail},
 	{"ManyWorkersOneProcess", testManyWorkersOneProcess},
+	{"FailureStormUsesFewConnections", testFailureStormUsesFewConnections},
 	{"PipelineRunsAheadWithinSlots", testPipelineRunsAheadWithinSlots},
 	{"AttemptHistory", testAttemptHistory},
 	{"BoundedStats", testBoundedStats},
