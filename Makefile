@@ -7,7 +7,7 @@ STATICCHECK := $(GO) tool -modfile=tools.mod staticcheck
 # PostgreSQL when they are installed but down (CI=true).
 MYSQL_ENV := eval "$$(scripts/mysql-env.sh)" && eval "$$(scripts/postgres-env.sh)"
 
-.PHONY: help generate check lint test test-short test-mysql97 mysql97 bench bench-smoke bench-gen demo fuzz ui-screenshots ui-million
+.PHONY: help generate check lint test test-short test-mysql97 test-galera mysql97 bench bench-smoke bench-gen demo fuzz ui-screenshots ui-million
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -28,6 +28,11 @@ MYSQL_PKGS := ./runtime/driver/leasemysql/ ./metrics/ ./internal/leasectl/ ./int
 # needed; with CI=true a failure fails, elsewhere the caller skips.
 MYSQL97_ENV := env=$$(scripts/mysql97.sh env) || { if [ "$${CI:-}" = true ]; then exit 1; fi; \
 	echo "MySQL 9.7 tests skipped: run as root so that scripts/mysql97.sh can build it (a Debian sid chroot, once)"; exit 0; }; eval "$$env"
+# Sets LEASEGEN_GALERA_DSNS to a three-node MariaDB Galera cluster on
+# loopback, starting it when needed; with CI=true a failure fails,
+# elsewhere the Galera tests skip.
+GALERA_ENV := if env=$$(scripts/galera.sh env); then eval "$$env"; elif [ "$${CI:-}" = true ]; then exit 1; else \
+	echo "Galera tests will skip: run as root so that scripts/galera.sh can start a cluster"; fi
 
 generate: ## regenerate sqlc's code and the example service's leasegen code
 	$(SQLC) generate
@@ -48,12 +53,16 @@ lint: ## gofmt, go vet and staticcheck
 	@bin=$$(mktemp -d) && $(GO) build -modfile=tools.mod -o $$bin/staticcheck honnef.co/go/tools/cmd/staticcheck && \
 	for m in $(CONTRIB); do (cd $$m && $(GO) vet ./... && $$bin/staticcheck ./...) || exit 1; done; rm -rf $$bin
 
-test: ## all tests; MySQL and PostgreSQL ones on the local servers when they run (CI=true starts them)
-	@$(MYSQL_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
+test: ## all tests; MySQL and PostgreSQL ones on the local servers when they run (CI=true starts them), Galera's on a cluster of three
+	@$(MYSQL_ENV) && $(GALERA_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
 	@for m in $(CONTRIB); do (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
 test-mysql97: ## the MySQL-engine tests again, on Oracle MySQL 9.7 (127.0.0.1:3307, built by scripts/mysql97.sh)
-	@$(MYSQL97_ENV); eval "$$(scripts/postgres-env.sh)"; $(GO) test -count=1 -timeout 15m $(MYSQL_PKGS)
+	@$(MYSQL97_ENV); eval "$$(scripts/postgres-env.sh)"; $(GO) test -count=1 -timeout 15m -skip '^TestGalera' $(MYSQL_PKGS)
+
+test-galera: ## the MySQL driver's conformance and system suites again, on node 1 of a Galera cluster (scripts/galera.sh)
+	@$(GALERA_ENV); [ -n "$${LEASEGEN_GALERA_DSNS:-}" ] || exit 0; export LEASEGEN_MYSQL_DSN="$${LEASEGEN_GALERA_DSNS%%,*}"; \
+	$(GO) test -count=1 -timeout 15m -skip '^TestGalera' ./runtime/driver/leasemysql/
 
 mysql97: ## build (once) and start Oracle MySQL 9.7 on 127.0.0.1:3307 for tests, the demo and benchmarks
 	scripts/mysql97.sh start

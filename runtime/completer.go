@@ -84,6 +84,7 @@ func (q *completionQueue) stop() []*execution {
 type completer struct {
 	queue    *completionQueue
 	driver   driver.Driver
+	retry    writeRetry
 	workerID string
 	timeout  time.Duration // bounds one statement: the lease
 	// running counts the handlers that have not returned: completions
@@ -94,7 +95,7 @@ type completer struct {
 
 func newCompleter(w *Worker) *completer {
 	return &completer{
-		queue: w.completions, driver: w.engine.driver, workerID: w.cfg.WorkerID, timeout: w.cfg.LeaseTimeout,
+		queue: w.completions, driver: w.engine.driver, retry: w.engine.writeRetry(), workerID: w.cfg.WorkerID, timeout: w.cfg.LeaseTimeout,
 		running: w.runningHandlers, completed: &w.stats.completed,
 	}
 }
@@ -156,7 +157,7 @@ func (c *completer) complete(ctx context.Context, batch []*execution) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	oks, retried, err := retryUnreachable(ctx, c.driver, func() ([]bool, error) { return c.driver.CompleteMany(ctx, c.workerID, reqs) })
+	oks, retried, err := retryTransient(ctx, c.retry, func() ([]bool, error) { return c.driver.CompleteMany(ctx, c.workerID, reqs) })
 	if err == nil && retried { // a try before may have committed some
 		for i, e := range batch {
 			if !oks[i] {

@@ -76,7 +76,9 @@
 // when its handler returns, while the outcome is written. Config.GlobalLimit and
 // WithConcurrency bound the running tasks across all workers, exactly: a
 // claim under a limit locks that limit's row in leasegen_limits before it
-// counts running tasks, so concurrent claimers cannot both see a free slot.
+// counts running tasks, so concurrent claimers cannot both see a free slot;
+// on MySQL it locks the row by writing it, so that the limits hold across
+// the nodes of a Galera cluster too.
 // All workers must configure the same limits.
 //
 // # Periodic tasks

@@ -47,6 +47,8 @@ var (
 	ErrWorkerIDInUse = leasetype.ErrWorkerIDInUse
 	// ErrLimitMismatch is leasetype.ErrLimitMismatch.
 	ErrLimitMismatch = leasetype.ErrLimitMismatch
+	// ErrUnsupportedDatabase is leasetype.ErrUnsupportedDatabase.
+	ErrUnsupportedDatabase = leasetype.ErrUnsupportedDatabase
 
 	// ErrLeaseLost is the cause of an execution's context when its lease was
 	// not renewed: it expired, or another execution holds the task now.

@@ -40,6 +40,8 @@ type executor struct {
 	slots executionSlots
 	// writes bounds the executions' separate writes running at once.
 	writes writeSlots
+	// retry is how the executions' fenced writes run again.
+	retry writeRetry
 }
 
 // maxSeparateWrites bounds the statements that executions send one by one
@@ -81,7 +83,7 @@ func (w *Worker) newExecutor() *executor {
 		driver: w.engine.driver, tables: w.engine.tables, db: w.engine.db, workerID: w.cfg.WorkerID,
 		logger: w.cfg.Logger, clock: w.cfg.Clock, observer: w.engine.observer, stats: &w.stats,
 		fences: w.fences, prefetch: w.prefetch, completions: w.completions, keep: w.cfg.AttemptHistory,
-		runCtx: w.runCtx, slots: w, writes: make(writeSlots, maxSeparateWrites),
+		runCtx: w.runCtx, slots: w, writes: make(writeSlots, maxSeparateWrites), retry: w.engine.writeRetry(),
 	}
 }
 
@@ -333,34 +335,7 @@ func (e *execution) release(ctx context.Context, delay time.Duration, why string
 	return outcome
 }
 
-// Waits between the tries of a fenced write while the database is
-// unreachable: the first, doubling up to the last.
-const (
-	writeRetryFirst = 50 * time.Millisecond
-	writeRetryLast  = time.Second
-)
-
-// retryUnreachable runs write again while it fails because the database
-// was unreachable (a connection lost or refused, a server restarting) and
-// ctx lasts, and reports whether it ran more than once. Only fenced writes
-// go through it: repeating one whose first try committed changes nothing.
-func retryUnreachable[T any](ctx context.Context, d driver.Driver, write func() (T, error)) (T, bool, error) {
-	wait := writeRetryFirst
-	for tries := 1; ; tries++ {
-		v, err := write()
-		if err == nil || !unavailable(err, d.ErrorKind(err)) {
-			return v, tries > 1, err
-		}
-		select {
-		case <-ctx.Done():
-			return v, true, err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, writeRetryLast)
-	}
-}
-
-// fenced runs one of e's fenced writes through retryUnreachable. A repeat
+// fenced runs one of e's fenced writes through retryTransient. A repeat
 // that the fence rejects may follow a try that committed before its
 // connection was lost: landed reads the task back and tells.
 func (e *execution) fenced(ctx context.Context, landed func(TaskInfo) bool, write func() (bool, error)) (bool, error) {
@@ -368,7 +343,7 @@ func (e *execution) fenced(ctx context.Context, landed func(TaskInfo) bool, writ
 		return false, err
 	}
 	defer e.x.writes.give()
-	ok, retried, err := retryUnreachable(ctx, e.x.driver, write)
+	ok, retried, err := retryTransient(ctx, e.x.retry, write)
 	if err == nil && !ok && retried {
 		info, readErr := e.x.tables.TaskGet(ctx, e.task.ID)
 		ok = readErr == nil && landed(info)

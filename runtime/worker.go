@@ -153,6 +153,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.engine.driver.Check(ctx); err != nil {
 		return w.engine.classify(err)
 	}
+	for _, note := range w.engine.driver.Notes() {
+		w.cfg.Logger.Info("leasegen: "+note, "worker", w.cfg.WorkerID)
+	}
 	if err := w.engine.requireSchema(ctx); err != nil {
 		return err
 	}

@@ -3,7 +3,7 @@
 //
 // Tests find the server through LEASEGEN_MYSQL_DSN, a DSN without a
 // database name whose user may create and drop databases named
-// leasegen_test_*. `make test` sets it up (see scripts/mysql-setup.sh).
+// leasegen_test_*. `make test` sets it up (see scripts/mysql-env.sh).
 // Without it a test skips, saying how to enable it; with CI=true it fails.
 package dbtest
 
@@ -40,6 +40,25 @@ func ServerDSN(t testing.TB) string {
 	return dsn
 }
 
+// EnvGaleraDSNs names the variable that lists the nodes of a MariaDB
+// Galera cluster, comma-separated server DSNs, for the tests that spread
+// workers over its nodes. scripts/galera.sh starts one and prints it.
+const EnvGaleraDSNs = "LEASEGEN_GALERA_DSNS"
+
+// GaleraNodes returns the server DSNs of EnvGaleraDSNs, skipping t
+// (failing it under CI) when it is not set.
+func GaleraNodes(t testing.TB) []string {
+	t.Helper()
+	list := os.Getenv(EnvGaleraDSNs)
+	if list == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set and CI=true: the Galera tests must run in CI (make test starts the cluster with scripts/galera.sh)", EnvGaleraDSNs)
+		}
+		t.Skipf("Galera test skipped: run `make test` as root (scripts/galera.sh starts a three-node cluster), or set %s to the nodes' DSNs, comma-separated", EnvGaleraDSNs)
+	}
+	return strings.Split(list, ",")
+}
+
 // Database is one test's database.
 type Database struct {
 	Name string
@@ -47,12 +66,20 @@ type Database struct {
 	DB   *sql.DB
 }
 
-// New creates a fresh database for t and drops it when t ends.
+// New creates a fresh database for t on the server of EnvDSN and drops
+// it when t ends.
 func New(t testing.TB) *Database {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(ServerDSN(t))
+	return NewOn(t, ServerDSN(t))
+}
+
+// NewOn creates a fresh database for t on the server of serverDSN and
+// drops it when t ends.
+func NewOn(t testing.TB, serverDSN string) *Database {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(serverDSN)
 	if err != nil {
-		t.Fatalf("%s: %v", EnvDSN, err)
+		t.Fatalf("server DSN %q: %v", serverDSN, err)
 	}
 	admin, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {

@@ -1,8 +1,9 @@
 -- Queries on leasegen_workers: a row per live worker.
 
 -- name: WorkerLockRegistry :exec
--- Serializes Worker.Start: the empty scope's row, locked until commit.
-SELECT scope FROM leasegen_limits WHERE scope = '' FOR UPDATE;
+-- Serializes Worker.Start: the empty scope's row, locked until commit,
+-- and written so that Galera certifies it (see LimitLock).
+UPDATE leasegen_limits SET version = version + 1 WHERE scope = '';
 
 -- name: WorkerDeleteExpired :exec
 DELETE FROM leasegen_workers WHERE alive_until <= NOW(3);

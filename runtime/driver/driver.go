@@ -63,6 +63,10 @@ type Driver interface {
 	// PayloadLimit is the largest payload the server accepts in one row,
 	// known after Check; 0 when only the client's limit applies.
 	PayloadLimit() int
+	// Notes says, after Check, what the operator should know about the
+	// database found (a Galera cluster: its nodes share one write load):
+	// facts that change no guarantee. Worker.Start logs them at INFO.
+	Notes() []string
 	// Migrate applies the Migrations not yet applied, serialized across
 	// processes; on a current schema it runs no DDL.
 	Migrate(ctx context.Context) error
@@ -257,6 +261,11 @@ const (
 	// nothing was written (pgx reports it; database/sql's own retry on
 	// driver.ErrBadConn covers drivers that detect it earlier).
 	KindNotSent
+	// KindConflict is a transaction the database rolled back so that
+	// another could go on: a deadlock, a lock wait that timed out, a
+	// serialization failure, a Galera certification conflict, a busy
+	// SQLite file. Nothing of it was written; running it again may succeed.
+	KindConflict
 )
 
 // LimitScopes lists, in lock order, the limit scopes a claim must lock:

@@ -224,6 +224,11 @@ var ErrTaskNotFound = errors.New("leasegen: task not found")
 // every worker counts to the same number.
 var ErrLimitMismatch = errors.New("leasegen: limits differ from a live worker's")
 
+// ErrUnsupportedDatabase reports a database server that cannot hold
+// leasegen's guarantees, found at the first operation (the driver's
+// Check); the message says why and what to use instead.
+var ErrUnsupportedDatabase = errors.New("leasegen: this database server cannot hold leasegen's guarantees")
+
 // ErrWorkerIDInUse reports a Worker.Start whose WorkerID a live worker
 // holds: two workers with one id would complete each other's tasks.
 var ErrWorkerIDInUse = errors.New("leasegen: worker id in use")

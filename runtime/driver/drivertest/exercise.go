@@ -73,6 +73,7 @@ var bundleCases = []struct {
 	{"TablesInTxSerializesRegistry", testTablesInTxSerializesRegistry},
 	{"TablesRegistryPausedAttempts", testTablesRegistryPausedAttempts},
 	{"TablesInSeesTheTransaction", testTablesInSeesTheTransaction},
+	{"DeadlockIsAConflict", testDeadlockIsAConflict},
 }
 
 // harnessCases set up their databases themselves.

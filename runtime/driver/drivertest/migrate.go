@@ -43,11 +43,11 @@ func testMigrateConcurrentAndIdempotent(t *testing.T, h *Harness) {
 // running on a lease that expired a second ago. CheckUpgradeFromVersion3
 // checks them after the upgrade.
 func Version3Rows(now, hourAgo, secondAgo string) string {
-	return `INSERT INTO leasegen_tasks (task_type, status, payload, priority, available_at, max_attempts, created_at, updated_at,
+	return `INSERT INTO leasegen_tasks (id, task_type, status, payload, priority, available_at, max_attempts, created_at, updated_at,
 		lease_owner, lease_until, started_at, finished_at, attempt) VALUES
-		('a', 'SUCCESS', '', 0, ` + hourAgo + `, 1, ` + hourAgo + `, ` + hourAgo + `, 'old', ` + hourAgo + `, ` + hourAgo + `, ` + hourAgo + `, 1),
-		('a', 'QUEUED', '', 7, ` + now + `, 1, ` + now + `, ` + now + `, NULL, NULL, NULL, NULL, 0),
-		('a', 'RUNNING', '', 3, ` + hourAgo + `, 2, ` + hourAgo + `, ` + hourAgo + `, 'dead', ` + secondAgo + `, ` + hourAgo + `, NULL, 1)`
+		(1, 'a', 'SUCCESS', '', 0, ` + hourAgo + `, 1, ` + hourAgo + `, ` + hourAgo + `, 'old', ` + hourAgo + `, ` + hourAgo + `, ` + hourAgo + `, 1),
+		(2, 'a', 'QUEUED', '', 7, ` + now + `, 1, ` + now + `, ` + now + `, NULL, NULL, NULL, NULL, 0),
+		(3, 'a', 'RUNNING', '', 3, ` + hourAgo + `, 2, ` + hourAgo + `, ` + hourAgo + `, 'dead', ` + secondAgo + `, ` + hourAgo + `, NULL, 1)`
 }
 
 // CheckIndexes fails t unless db has every index of current and none of

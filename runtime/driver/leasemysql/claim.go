@@ -70,14 +70,15 @@ func (c mysqlClaimSource) PausedTypes(ctx context.Context) ([]string, error) {
 	return c.s.q.PausedTypeNames(ctx, c.tx)
 }
 
-// LockLimits locks the limit rows; the worker created them at start.
+// LockLimits locks the limit rows by writing them (LimitLock says why);
+// the worker created them at start.
 func (c mysqlClaimSource) LockLimits(ctx context.Context, scopes []string) error {
 	locked, err := c.s.q.LimitLock(ctx, c.tx, mysqldb.LimitLockParams{Scopes: scopes})
 	if err != nil {
 		return err
 	}
-	if len(locked) != len(scopes) {
-		return fmt.Errorf("limit rows missing (have %v, need %v): the worker creates them at start", locked, scopes)
+	if int(locked) != len(scopes) {
+		return fmt.Errorf("limit rows missing (%d of %v): the worker creates them at start", locked, scopes)
 	}
 	return nil
 }

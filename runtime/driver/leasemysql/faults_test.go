@@ -193,7 +193,7 @@ func (r *cutRun) waitSucceeded(t *testing.T, want int, timeout time.Duration) {
 }
 
 // A worker cut off right after it locked the global limit row (a claim's
-// SELECT ... FOR UPDATE answered, then nothing more reaches the server or
+// UPDATE of it answered, then nothing more reaches the server or
 // comes back, and no close either) stops the other workers' claims only
 // until the server ends its idle session, claimSessionIdle later, not for as
 // long as the cut lasts. Nothing is lost and nothing runs twice at once.
@@ -205,7 +205,7 @@ func TestFaultCutAtLimitLock(t *testing.T) {
 	r.waitSucceeded(t, 100, time.Minute)
 
 	const cutFor = 8 * time.Second
-	cut := r.proxy.CutAfter("FROM leasegen_limits")
+	cut := r.proxy.CutAfter("UPDATE leasegen_limits")
 	select {
 	case <-cut:
 	case <-time.After(30 * time.Second):

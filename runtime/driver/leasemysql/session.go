@@ -212,8 +212,9 @@ func (s *store) tablesTx(ctx context.Context, fn func(driver.Tables) error) erro
 	})
 }
 
-// WorkerLockRegistry locks leasegen_limits' registry row: a row that does
-// not exist yet has nothing to lock in READ COMMITTED.
+// WorkerLockRegistry locks leasegen_limits' registry row by writing it (a
+// row that does not exist yet has nothing to lock in READ COMMITTED, and
+// Galera certifies only written rows).
 func (t tables) WorkerLockRegistry(ctx context.Context) error {
 	if !t.Writes.InTx {
 		return nil

@@ -7,7 +7,9 @@
 //
 // Claims take tasks with FOR UPDATE SKIP LOCKED in two steps (an index-only
 // scan, then the rows by id); limits are rows in leasegen_limits that a
-// limited claim locks; every instant comes from the server's NOW(3).
+// limited claim locks by writing them (so that a Galera cluster certifies
+// them); every instant comes from the server's NOW(3). TiDB is refused at
+// Check (ErrUnsupportedDatabase).
 package leasemysql
 
 import (
@@ -57,6 +59,8 @@ type store struct {
 	// maxPayload is the largest payload a statement can carry under the
 	// server's max_allowed_packet (escapedLimit).
 	maxPayload int
+	// notes are what Check found that the operator should know.
+	notes []string
 }
 
 // escapedLimit is the largest payload that fits a statement of at most
@@ -68,6 +72,12 @@ func escapedLimit(maxPacket int64) int {
 }
 
 func (s *store) PayloadLimit() int { return s.maxPayload }
+
+func (s *store) Notes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.notes
+}
 
 // New returns the driver on db. The DSN must carry parseTime=true, keep
 // loc=UTC (the driver's default) and run sessions in UTC
@@ -105,6 +115,14 @@ func (s *store) Check(ctx context.Context) error {
 		lockMode, increment      int
 		probe                    time.Time
 	)
+	// A server that cannot hold the guarantees may not know the
+	// variables the next query reads: its version goes first.
+	if err := s.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return fmt.Errorf("leasegen: checking the MySQL session: %w", err)
+	}
+	if err := refuse(version); err != nil {
+		return err
+	}
 	err := s.db.QueryRowContext(ctx, `SELECT VERSION(), @@session.time_zone, @@system_time_zone,
 		TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@innodb_autoinc_lock_mode, @@auto_increment_increment,
 		CAST('2000-01-01 00:00:00' AS DATETIME), @@max_allowed_packet`).
@@ -126,6 +144,9 @@ func (s *store) Check(ctx context.Context) error {
 	}
 	if s.isolationVariable, err = sessionVariable(ctx, s.db, isolationVariables); err != nil {
 		return fmt.Errorf("leasegen: checking the MySQL session: %w", err)
+	}
+	if s.notes, err = galeraNotes(ctx, s.db); err != nil {
+		return fmt.Errorf("leasegen: checking the MySQL server: %w", err)
 	}
 	s.returning = isMariaDB(version)
 	s.consecutiveIDs = lockMode <= 1 && increment == 1
@@ -195,6 +216,8 @@ func (s *store) ErrorKind(err error) driver.ErrorKind {
 		return driver.KindNoTable
 	case errors.Is(err, mysql.ErrInvalidConn):
 		return driver.KindConnLost
+	case mysqlConflict(err):
+		return driver.KindConflict
 	}
 	return driver.KindOther
 }

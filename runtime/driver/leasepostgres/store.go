@@ -70,6 +70,8 @@ func (s *store) DB() *sql.DB { return s.db }
 // limit.
 func (s *store) PayloadLimit() int { return 0 }
 
+func (s *store) Notes() []string { return nil }
+
 // retry runs op again after a deadlock, a serialization failure or a lock
 // that was not available.
 func (s *store) retry(ctx context.Context, op func() error) error {
@@ -127,6 +129,8 @@ func (s *store) ErrorKind(err error) driver.ErrorKind {
 			return driver.KindNoTable
 		case codeAdminShutdown, codeCrashShutdown, codeCannotConnectNow, codeIdleInTxTimeout:
 			return driver.KindConnLost
+		case codeSerializationFailure, codeDeadlockDetected, codeLockNotAvailable:
+			return driver.KindConflict
 		}
 		return driver.KindOther
 	}

@@ -102,6 +102,8 @@ var sqlitePathEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 // client's.
 func (s *store) PayloadLimit() int { return 0 }
 
+func (s *store) Notes() []string { return nil }
+
 func (s *store) Check(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,8 +171,11 @@ func sqliteConflict(err error) bool { return sqliteCode(err) == sqliteBusy }
 // generic code, so its message tells it apart; an embedded database never
 // loses its connection.
 func (s *store) ErrorKind(err error) driver.ErrorKind {
-	if sqliteCode(err) == sqliteError && strings.Contains(err.Error(), "no such table: leasegen_") {
+	switch code := sqliteCode(err); {
+	case code == sqliteError && strings.Contains(err.Error(), "no such table: leasegen_"):
 		return driver.KindNoTable
+	case code == sqliteBusy:
+		return driver.KindConflict
 	}
 	return driver.KindOther
 }

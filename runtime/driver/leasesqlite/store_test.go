@@ -144,10 +144,10 @@ func TestSQLiteErrorCodes(t *testing.T) {
 	dbtest.Must(t, "begin", err)
 	defer tx.Rollback() //nolint:errcheck // the test ends here
 	_, err = impatient.Exec("INSERT INTO probe VALUES (1)")
-	if err == nil || !sqliteConflict(err) {
+	s := &store{}
+	if err == nil || !sqliteConflict(err) || s.ErrorKind(err) != driver.KindConflict {
 		t.Errorf("a write while another holds the lock: %v, want a conflict (SQLITE_BUSY)", err)
 	}
-	s := &store{}
 	_, err = impatient.Exec("SELECT * FROM leasegen_tasks")
 	if s.ErrorKind(err) != driver.KindNoTable || sqliteConflict(err) {
 		t.Errorf("a read of a missing leasegen table: %v, want errNoTable", err)

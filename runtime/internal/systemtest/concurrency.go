@@ -31,15 +31,18 @@ func CommitEffect(ctx context.Context, h *drivertest.Harness, db *sql.DB, task *
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	if _, err := tx.ExecContext(ctx, h.SQL("INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, ?)"), task.ID, task.Attempt, owner); err != nil {
-		return err
+		return fmt.Errorf("insert: %w", err)
 	}
 	if err := task.CompleteTx(ctx, tx); err != nil {
-		return err
+		return fmt.Errorf("complete: %w", err)
 	}
 	if beforeCommit != nil {
 		beforeCommit()
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }
 
 // CheckEffects fails t unless every task in want has exactly one effect.
@@ -58,6 +61,18 @@ func CheckEffects(t *testing.T, db *drivertest.DB, want int) (duplicates int) {
 // succeeds with exactly one committed effect, no two executions of a task
 // overlap, and no limit is exceeded, not even for a moment.
 func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
+	manyWorkers(t, b, []*sql.DB{b.DB.DB})
+}
+
+// ManyWorkersAcross runs the case of ManyWorkersOneProcess with its eight
+// workers spread over pools, one engine a pool in turn, each committing
+// its effects through its own pool: pools on the nodes of a multi-writer
+// cluster (Galera) prove the limits exact across nodes.
+func ManyWorkersAcross(t *testing.T, b *Bundle, pools []*sql.DB) {
+	manyWorkers(t, b, pools)
+}
+
+func manyWorkers(t *testing.T, b *Bundle, pools []*sql.DB) {
 	const (
 		tasks       = 5000
 		workers     = 8
@@ -79,9 +94,17 @@ func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
 	cfg := Config()
 	cfg.GlobalLimit = globalLimit
 	cfg.MaxConcurrency = 4
+	engines := make([]*runtime.Engine, len(pools))
+	for i, pool := range pools {
+		engines[i] = b.Engine
+		if pool != b.DB.DB {
+			engines[i] = b.EngineOn(pool)
+		}
+	}
 	for w := range workers {
 		cfg.WorkerID = fmt.Sprintf("w%d", w)
-		worker, err := runtime.NewWorker(b.Engine, cfg)
+		pool, engine := pools[w%len(pools)], engines[w%len(pools)]
+		worker, err := runtime.NewWorker(engine, cfg)
 		dbtest.Must(t, "new worker", err)
 		owner := cfg.WorkerID
 		handle := func(ctx context.Context, task *runtime.Task) error {
@@ -91,7 +114,7 @@ func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
 				book.End(i)
 				return errors.New("injected failure")
 			}
-			err := book.EndIfFailed(i, CommitEffect(ctx, b.H, b.DB.DB, task, owner, func() { book.End(i) }))
+			err := book.EndIfFailed(i, CommitEffect(ctx, b.H, pool, task, owner, func() { book.End(i) }))
 			if err != nil {
 				commitErrors.Store(err.Error(), true)
 			}
@@ -130,8 +153,8 @@ func testManyWorkersOneProcess(t *testing.T, b *Bundle) {
 	}
 	dups := CheckEffects(t, b.DB, tasks)
 	commitErrors.Range(func(msg, _ any) bool { t.Logf("an execution's commit failed: %s", msg); return true })
-	t.Logf("%d tasks, %d workers: %d executions, %d tasks retried, %d duplicates; max running %d (limit %d), by type %v (limits %v); database samples %d, max %d, by type %v",
-		tasks, workers, len(book.Intervals()), reran, dups, total, globalLimit, byType, typeLimits, sampled.samples, sampled.total, sampled.byType)
+	t.Logf("%d tasks, %d workers on %d pools: %d executions, %d tasks retried, %d duplicates; max running %d (limit %d), by type %v (limits %v); database samples %d, max %d, by type %v",
+		tasks, workers, len(pools), len(book.Intervals()), reran, dups, total, globalLimit, byType, typeLimits, sampled.samples, sampled.total, sampled.byType)
 }
 
 type runningSample struct {

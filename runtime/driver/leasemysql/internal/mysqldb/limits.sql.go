@@ -19,25 +19,26 @@ type LimitEnsureParams struct {
 	Scope string
 }
 
-// Queries on leasegen_limits: one row per limited scope, locked by claims.
+// Queries on leasegen_limits: one row per limited scope, written by claims.
 func (q *Queries) LimitEnsure(ctx context.Context, db DBTX, arg LimitEnsureParams) error {
 	_, err := db.ExecContext(ctx, limitEnsure, arg.Scope)
 	return err
 }
 
-const limitLock = `-- name: LimitLock :many
-SELECT scope FROM leasegen_limits
+const limitLock = `-- name: LimitLock :execrows
+UPDATE leasegen_limits SET version = version + 1
 WHERE scope IN (/*SLICE:scopes*/?)
 ORDER BY scope
-FOR UPDATE
 `
 
 type LimitLockParams struct {
 	Scopes []string
 }
 
-// Serializes the claimers of limited scopes; held until the claim commits.
-func (q *Queries) LimitLock(ctx context.Context, db DBTX, arg LimitLockParams) ([]string, error) {
+// Serializes the claimers of limited scopes: the rows' locks are held
+// until the claim commits, and the write puts them in the claim's Galera
+// write set (certification sees only written rows, never locks).
+func (q *Queries) LimitLock(ctx context.Context, db DBTX, arg LimitLockParams) (int64, error) {
 	query := limitLock
 	var queryParams []interface{}
 	if len(arg.Scopes) > 0 {
@@ -48,24 +49,9 @@ func (q *Queries) LimitLock(ctx context.Context, db DBTX, arg LimitLockParams) (
 	} else {
 		query = strings.Replace(query, "/*SLICE:scopes*/?", "NULL", 1)
 	}
-	rows, err := db.QueryContext(ctx, query, queryParams...)
+	result, err := db.ExecContext(ctx, query, queryParams...)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var scope string
-		if err := rows.Scan(&scope); err != nil {
-			return nil, err
-		}
-		items = append(items, scope)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	return result.RowsAffected()
 }

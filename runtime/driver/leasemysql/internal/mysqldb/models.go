@@ -41,7 +41,8 @@ type LeasegenIdempotencyKey struct {
 }
 
 type LeasegenLimit struct {
-	Scope string
+	Scope   string
+	Version int64
 }
 
 type LeasegenPausedType struct {

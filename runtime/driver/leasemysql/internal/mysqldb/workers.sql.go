@@ -123,11 +123,12 @@ func (q *Queries) WorkerListLive(ctx context.Context, db DBTX) ([]LeasegenWorker
 
 const workerLockRegistry = `-- name: WorkerLockRegistry :exec
 
-SELECT scope FROM leasegen_limits WHERE scope = '' FOR UPDATE
+UPDATE leasegen_limits SET version = version + 1 WHERE scope = ''
 `
 
 // Queries on leasegen_workers: a row per live worker.
-// Serializes Worker.Start: the empty scope's row, locked until commit.
+// Serializes Worker.Start: the empty scope's row, locked until commit,
+// and written so that Galera certifies it (see LimitLock).
 func (q *Queries) WorkerLockRegistry(ctx context.Context, db DBTX) error {
 	_, err := db.ExecContext(ctx, workerLockRegistry)
 	return err

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# A three-node MariaDB Galera cluster on loopback for leasegen's tests, from
+# Debian's MariaDB and galera-4 (installed when missing). Needs root: the
+# nodes run as the mysql user, whose rsync state transfers fail as root.
+#
+#   scripts/galera.sh start   initialise the nodes when missing and start
+#                             them (the first bootstraps the cluster, the
+#                             others join); nodes already answering stay
+#   scripts/galera.sh env     start, then print the export line of
+#                             LEASEGEN_GALERA_DSNS (the three nodes' server
+#                             DSNs, comma-separated, node 1 first)
+#   scripts/galera.sh stop    shut the nodes down
+#   scripts/galera.sh sql N   a mariadb client on node N (arguments passed on)
+#
+# Environment: LEASEGEN_GALERA_DIR (default /var/lib/leasegen-galera),
+# LEASEGEN_GALERA_PORT (node 1's port, default 3321; nodes 2 and 3 take the
+# next two). Every step is bounded in time and says what failed.
+set -euo pipefail
+
+DIR=${LEASEGEN_GALERA_DIR:-/var/lib/leasegen-galera}
+PORT=${LEASEGEN_GALERA_PORT:-3321}
+NODES=(1 2 3)
+
+say() { echo "galera: $*" >&2; }
+die() {
+  say "$*"
+  exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "needs root (the nodes run as the mysql user); run as root or skip the Galera tests"
+
+port() { echo $((PORT + $1 - 1)); }
+gport() { echo $((PORT + 1250 + 10 * $1)); } # group communication, IST on +1, SST on +2
+members() {
+  local n list=""
+  for n in "${NODES[@]}"; do list+="${list:+,}127.0.0.1:$(gport "$n")"; done
+  echo "$list"
+}
+
+install() {
+  [ -f /usr/lib/galera/libgalera_smm.so ] && command -v rsync >/dev/null && command -v mariadb-install-db >/dev/null && return
+  say "installing galera-4, rsync and mariadb-server"
+  timeout 300 apt-get update -qq >/dev/null || true
+  DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends \
+    galera-4 rsync mariadb-server >/dev/null || die "could not install galera-4"
+}
+
+ping() {
+  timeout 5 mariadb-admin --no-defaults -uroot -h127.0.0.1 -P"$(port "$1")" --protocol=tcp \
+    --connect-timeout=2 ping >/dev/null 2>&1
+}
+
+sql() {
+  local n=$1
+  shift
+  timeout 60 mariadb --no-defaults -uroot -h127.0.0.1 -P"$(port "$n")" --protocol=tcp "$@"
+}
+
+# synced reports node $1 joined and in sync with the cluster of 3.
+synced() {
+  local state size
+  state=$(sql "$1" -N -e "SHOW STATUS LIKE 'wsrep_local_state_comment'" 2>/dev/null | awk '{print $2}') || return 1
+  size=$(sql "$1" -N -e "SHOW STATUS LIKE 'wsrep_cluster_size'" 2>/dev/null | awk '{print $2}') || return 1
+  [ "$state" = Synced ] && [ "$size" -ge "$2" ]
+}
+
+init() {
+  local n=$1 d=$DIR/node$1
+  [ -d "$d/data/mysql" ] && return
+  rm -rf "$d"
+  mkdir -p "$d/data" "$d/tmp"
+  chown -R mysql:mysql "$d"
+  timeout 120 mariadb-install-db --no-defaults --datadir="$d/data" --tmpdir="$d/tmp" --user=mysql \
+    --auth-root-authentication-method=normal --skip-test-db >"$d/install.log" 2>&1 ||
+    die "mariadb-install-db for node $n failed (see $d/install.log)"
+}
+
+launch() {
+  local n=$1 d=$DIR/node$1 g
+  g=$(gport "$n")
+  shift
+  say "starting node $n on 127.0.0.1:$(port "$n")"
+  setsid nohup /usr/sbin/mariadbd --no-defaults --user=mysql --datadir="$d/data" --tmpdir="$d/tmp" \
+    --port="$(port "$n")" --bind-address=127.0.0.1 --socket="$d/mysqld.sock" --pid-file="$d/mysqld.pid" \
+    --log-error="$d/error.log" --innodb-buffer-pool-size=128M --max-connections=500 \
+    --binlog-format=ROW --innodb-autoinc-lock-mode=2 --default-storage-engine=InnoDB \
+    --wsrep-on=ON --wsrep-provider=/usr/lib/galera/libgalera_smm.so --wsrep-cluster-name=leasegen \
+    --wsrep-cluster-address="gcomm://$(members)" --wsrep-node-name="node$n" \
+    --wsrep-node-address="127.0.0.1:$g" --wsrep-sst-method=rsync \
+    --wsrep-sst-receive-address="127.0.0.1:$((g + 2))" \
+    --wsrep-provider-options="base_port=$g;ist.recv_addr=127.0.0.1:$((g + 1))" \
+    "$@" </dev/null >/dev/null 2>&1 &
+}
+
+await() {
+  local n=$1 want=$2
+  for _ in $(seq 1 240); do
+    synced "$n" "$want" && return
+    sleep 0.5
+  done
+  tail -30 "$DIR/node$n/error.log" >&2 || true
+  die "node $n did not join a cluster of $want within 120s (log: $DIR/node$n/error.log)"
+}
+
+start() {
+  install
+  local n up=0
+  for n in "${NODES[@]}"; do init "$n"; done
+  for n in "${NODES[@]}"; do ping "$n" && up=$((up + 1)); done
+  if [ "$up" = 0 ]; then
+    # Nobody to join: node 1 bootstraps, after a clean or unclean stop.
+    sed -i 's/^safe_to_bootstrap: 0/safe_to_bootstrap: 1/' "$DIR/node1/data/grastate.dat" 2>/dev/null || true
+    launch 1 --wsrep-new-cluster
+    await 1 1
+    up=1
+  fi
+  for n in "${NODES[@]}"; do
+    ping "$n" && continue
+    launch "$n"
+    up=$((up + 1))
+    await "$n" "$up"
+  done
+  for n in "${NODES[@]}"; do await "$n" ${#NODES[@]}; done
+}
+
+stop() {
+  local n
+  for n in 3 2 1; do # node 1 last: it then shuts down with safe_to_bootstrap set
+    ping "$n" || continue
+    say "stopping node $n"
+    timeout 60 mariadb-admin --no-defaults -uroot -h127.0.0.1 -P"$(port "$n")" --protocol=tcp shutdown ||
+      die "shutdown of node $n failed"
+  done
+}
+
+dsns() {
+  local n list=""
+  for n in "${NODES[@]}"; do list+="${list:+,}root@tcp(127.0.0.1:$(port "$n"))/"; done
+  echo "$list"
+}
+
+case "${1:-start}" in
+start) start ;;
+env)
+  start
+  echo "export LEASEGEN_GALERA_DSNS='$(dsns)'"
+  ;;
+stop) stop ;;
+sql)
+  shift
+  n=${1:-1}
+  shift || true
+  sql "$n" "$@"
+  ;;
+*) die "usage: $0 start|env|stop|sql [node] [args]" ;;
+esac
