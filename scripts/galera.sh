@@ -10,6 +10,8 @@
 #                             LEASEGEN_GALERA_DSNS (the three nodes' server
 #                             DSNs, comma-separated, node 1 first)
 #   scripts/galera.sh stop    shut the nodes down
+#   scripts/galera.sh kill N  SIGKILL node N (start brings it back: it rejoins)
+#   scripts/galera.sh freeze N / thaw N   SIGSTOP / SIGCONT node N
 #   scripts/galera.sh sql N   a mariadb client on node N (arguments passed on)
 #
 # Environment: LEASEGEN_GALERA_DIR (default /var/lib/leasegen-galera),
@@ -75,6 +77,23 @@ init() {
     die "mariadb-install-db for node $n failed (see $d/install.log)"
 }
 
+# recovered prints the --wsrep-start-position option of a node that
+# crashed (its grastate.dat says seqno -1), read from its InnoDB logs:
+# with it the node rejoins by IST, sending only what it missed, instead
+# of a full state transfer, whose rsync donor blocks its writes meanwhile.
+recovered() {
+  local d=$DIR/node$1 pos
+  grep -q '^seqno: *-1' "$d/data/grastate.dat" 2>/dev/null || return 0
+  timeout 120 /usr/sbin/mariadbd --no-defaults --user=mysql --datadir="$d/data" --tmpdir="$d/tmp" \
+    --socket="$d/recover.sock" --skip-networking --log-error="$d/recover.log" --wsrep-recover \
+    --wsrep-on=ON --wsrep-provider=/usr/lib/galera/libgalera_smm.so --wsrep-cluster-address=gcomm:// \
+    --binlog-format=ROW --innodb-autoinc-lock-mode=2 >/dev/null 2>&1 || true
+  pos=$(sed -n 's/.*WSREP: Recovered position: *//p' "$d/recover.log" | tail -1)
+  rm -f "$d/recover.log"
+  [ -n "$pos" ] && echo "--wsrep-start-position=$pos"
+  return 0
+}
+
 launch() {
   local n=$1 d=$DIR/node$1 g
   g=$(gport "$n")
@@ -116,7 +135,8 @@ start() {
   fi
   for n in "${NODES[@]}"; do
     ping "$n" && continue
-    launch "$n"
+    # shellcheck disable=SC2046 # none or one option
+    launch "$n" $(recovered "$n")
     up=$((up + 1))
     await "$n" "$up"
   done
@@ -133,6 +153,17 @@ stop() {
   done
 }
 
+# signal sends signal $2 to node $1's server.
+signal() {
+  local pid
+  pid=$(cat "$DIR/node$1/mysqld.pid" 2>/dev/null) || die "node $1 has no pid file: is it running?"
+  kill "-$2" "$pid" || die "could not signal node $1 (pid $pid)"
+  if [ "$2" = KILL ]; then
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    die "node $1 (pid $pid) did not die"
+  fi
+}
+
 dsns() {
   local n list=""
   for n in "${NODES[@]}"; do list+="${list:+,}root@tcp(127.0.0.1:$(port "$n"))/"; done
@@ -146,11 +177,14 @@ env)
   echo "export LEASEGEN_GALERA_DSNS='$(dsns)'"
   ;;
 stop) stop ;;
+kill) signal "${2:?node}" KILL ;;
+freeze) signal "${2:?node}" STOP ;;
+thaw) signal "${2:?node}" CONT ;;
 sql)
   shift
   n=${1:-1}
   shift || true
   sql "$n" "$@"
   ;;
-*) die "usage: $0 start|env|stop|sql [node] [args]" ;;
+*) die "usage: $0 start|env|stop|kill N|freeze N|thaw N|sql [N] [args]" ;;
 esac

@@ -34,7 +34,6 @@ func TestRefuseTiDB(t *testing.T) {
 
 // A node of a Galera cluster is noted with its size; a plain server is not.
 func TestGaleraNotes(t *testing.T) {
-	t.Parallel()
 	plain := New(dbtest.New(t).DB)
 	dbtest.Must(t, "check", plain.Check(bg))
 	if notes := plain.Notes(); len(notes) != 0 {

@@ -2,7 +2,12 @@ package leasemysql
 
 import (
 	"database/sql"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -11,29 +16,102 @@ import (
 	"github.com/leasegen/leasegen/runtime/internal/systemtest"
 )
 
-// galeraDB creates a database on the first node of the Galera cluster of
-// dbtest.EnvGaleraDSNs and returns it with a pool on it through every node.
-func galeraDB(t *testing.T) (*drivertest.DB, []*sql.DB) {
+// The Galera cases share the cluster of dbtest.EnvGaleraDSNs, which
+// TestGaleraNodeKilled takes a node of down: none runs in parallel.
+
+// galeraDB creates a database on the first node of the Galera cluster and
+// returns it with the database's DSN through every node.
+func galeraDB(t *testing.T) (*drivertest.DB, []string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: the Galera cases need a cluster (make test starts one)")
 	}
 	nodes := dbtest.GaleraNodes(t)
 	d := dbtest.NewOn(t, nodes[0])
-	pools := make([]*sql.DB, len(nodes))
+	dsns := make([]string, len(nodes))
 	for i, node := range nodes {
 		cfg, err := mysql.ParseDSN(node)
 		dbtest.Must(t, "node DSN", err)
-		pools[i] = harness.OpenPool(t, harness.WithServerAddr(d.DSN, cfg.Addr))
+		dsns[i] = harness.WithServerAddr(d.DSN, cfg.Addr)
 	}
-	return drivertest.OpenDB(t, &harness, d.DSN), pools
+	return drivertest.OpenDB(t, &harness, d.DSN), dsns
+}
+
+// galera runs scripts/galera.sh with args: the cluster's nodes are its.
+func galera(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := exec.Command("../../../scripts/galera.sh", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/galera.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 // Eight workers spread over the three nodes of a Galera cluster, where
 // row locks are each node's own and only written rows are certified: the
 // limits hold across the nodes and every task's effect commits once.
 func TestGaleraWorkersOnEveryNode(t *testing.T) {
-	t.Parallel()
-	db, pools := galeraDB(t)
+	db, dsns := galeraDB(t)
+	pools := make([]*sql.DB, len(dsns))
+	for i, dsn := range dsns {
+		pools[i] = harness.OpenPool(t, dsn)
+	}
 	systemtest.ManyWorkersAcross(t, systemtest.SetupOn(t, &harness, db), pools)
+}
+
+// A node dies (SIGKILL) mid-run and rejoins later: the workers on the
+// other nodes go on after a pause, recover the tasks that the dead node's
+// workers held once their leases expire, and every task's effect commits
+// once, with no two executions of a task at once.
+func TestGaleraNodeKilled(t *testing.T) {
+	db, dsns := galeraDB(t)
+	b := systemtest.SetupOn(t, &harness, db)
+	const tasks, workers = 1500, 6
+	next := 0
+	r := systemtest.NewFaultRun(t, b, tasks, workers, func() *sql.DB {
+		pool := harness.OpenPool(t, dsns[next%len(dsns)]) // worker wN on node N mod 3 + 1
+		next++
+		return pool
+	})
+	dead := len(dsns) // the last node: the bundle's client is on the first
+	t.Cleanup(func() { galera(t, "start") })
+	r.WaitFinished(t, 300, time.Minute)
+	galera(t, "kill", fmt.Sprint(dead))
+	killedAt := time.Now()
+	r.WaitFinished(t, 900, 2*time.Minute)
+	restartAt := time.Now()
+	galera(t, "start")
+	rejoined := time.Now()
+	r.WaitFinished(t, tasks, 2*time.Minute)
+	reran := r.Verify(t)
+	s := r.Stats()
+	live := func(owner string) bool {
+		var w int
+		fmt.Sscanf(owner, "w%d", &w)
+		return w%len(dsns) != dead-1
+	}
+	// Galera stops every node's commits until it declares the dead node
+	// gone (evs.suspect_timeout, 5 s by default); then a lease that ran
+	// out meanwhile is recovered and claimed again.
+	bound := 5*time.Second + systemtest.ShortLeases().LeaseTimeout + systemtest.ShortLeases().RecoveryInterval + time.Second
+	t.Logf("node %d killed: the live nodes' workers paused %s at most while it was down (%s; bound %s), %s while it rejoined (%s); %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
+		dead, longestPause(r.Book.Intervals(), live, killedAt, restartAt).Round(time.Millisecond), restartAt.Sub(killedAt).Round(time.Millisecond), bound,
+		longestPause(r.Book.Intervals(), live, restartAt, rejoined).Round(time.Millisecond), rejoined.Sub(restartAt).Round(time.Millisecond),
+		reran, s.Recovered, s.SelfFenced)
+}
+
+// longestPause is the longest time in [from, to] in which no execution of
+// an owner that counts started.
+func longestPause(book []systemtest.Interval, counts func(owner string) bool, from, to time.Time) time.Duration {
+	starts := []time.Time{from, to}
+	for _, iv := range book {
+		if counts(iv.Owner) && iv.Start.After(from) && iv.Start.Before(to) {
+			starts = append(starts, iv.Start)
+		}
+	}
+	slices.SortFunc(starts, time.Time.Compare)
+	var longest time.Duration
+	for i := 1; i < len(starts); i++ {
+		longest = max(longest, starts[i].Sub(starts[i-1]))
+	}
+	return longest
 }

@@ -1,0 +1,4 @@
+-- leasegen schema, version 13: nothing on this engine. On MySQL a claim
+-- under a limit now writes its limit rows so that a Galera cluster
+-- certifies them (mysql/0013_limit_writes.sql); this engine has no
+-- multi-writer setup, and its claims keep locking the rows.
