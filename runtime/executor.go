@@ -45,8 +45,8 @@ type executor struct {
 }
 
 // maxSeparateWrites bounds the statements that executions send one by one
-// (a failure, a release, the attempt's history row) running at once in a
-// worker. Each holds a connection of the pool: a worker whose 200 handlers
+// (a failure, a release, the attempt's history row, the read that checks a
+// failed write) running at once in a worker. Each holds a connection of the pool: a worker whose 200 handlers
 // failed at the same moment opened 182 connections on MariaDB and past
 // PostgreSQL's max_connections of 100, and the server then refused other
 // statements, the worker's heartbeats among them. Completions are grouped
@@ -392,7 +392,12 @@ const writeCheckWait = time.Second
 func (e *execution) logWriteFailed(op string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), writeCheckWait)
 	defer cancel()
-	info, readErr := e.x.tables.TaskGet(ctx, e.task.ID)
+	var info TaskInfo
+	readErr := e.x.writes.take(ctx)
+	if readErr == nil {
+		info, readErr = e.x.tables.TaskGet(ctx, e.task.ID)
+		e.x.writes.give()
+	}
 	switch {
 	case readErr == nil && info.Status.Terminal():
 		e.x.logger.Warn("leasegen: "+op+" reported an error, yet the task is "+string(info.Status)+": a write committed before the error",

@@ -115,3 +115,80 @@ func longestPause(book []systemtest.Interval, counts func(owner string) bool, fr
 	}
 	return longest
 }
+
+// nodesPool opens an OpenNodes pool, closed when t ends.
+func nodesPool(t *testing.T, dsns ...string) *sql.DB {
+	t.Helper()
+	db, err := OpenNodes(dsns...)
+	dbtest.Must(t, "open the nodes", err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// A node freezes (SIGSTOP: it still accepts TCP connections and then
+// answers nothing) under workers whose pools (OpenNodes) list it first:
+// they leave it and finish most of the run on the other nodes while it is
+// still frozen, with nothing lost and every effect once.
+func TestGaleraFrozenNodeIsLeft(t *testing.T) {
+	db, dsns := galeraDB(t)
+	b := systemtest.SetupOn(t, &harness, db)
+	const tasks, workers = 1200, 3
+	r := systemtest.NewFaultRun(t, b, tasks, workers, func() *sql.DB { return nodesPool(t, dsns[1], dsns[2], dsns[0]) })
+	t.Cleanup(func() { galera(t, "thaw", "2"); galera(t, "start") })
+	r.WaitFinished(t, 200, time.Minute)
+	galera(t, "freeze", "2")
+	frozenAt := time.Now()
+	r.WaitFinished(t, 800, 2*time.Minute) // on nodes 1 and 3: node 2 answers nothing
+	thawAt := time.Now()
+	galera(t, "thaw", "2")
+	r.WaitFinished(t, tasks, 2*time.Minute)
+	reran := r.Verify(t)
+	s := r.Stats()
+	every := func(string) bool { return true }
+	t.Logf("node 2 frozen under its workers: they paused %s at most, then finished 600 tasks on the other nodes in %s while it stayed frozen; %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
+		longestPause(r.Book.Intervals(), every, frozenAt, thawAt).Round(time.Millisecond), thawAt.Sub(frozenAt).Round(time.Millisecond), reran, s.Recovered, s.SelfFenced)
+}
+
+// A node turns read-only (as a demoted primary does) under workers whose
+// pools (OpenNodes) list it first: their statements there fail with 1290,
+// the pools close those connections and make new ones on the next node,
+// and the run finishes there with nothing lost and every effect once.
+// Read-only does not bind a user with SUPER, so the workers run as a user
+// of their own.
+func TestGaleraReadOnlyNodeIsLeft(t *testing.T) {
+	db, dsns := galeraDB(t)
+	cfg, err := mysql.ParseDSN(db.DSN)
+	dbtest.Must(t, "DSN", err)
+	user := "lg_" + strings.TrimPrefix(cfg.DBName, "leasegen_test_")
+	db.MustExec(t, fmt.Sprintf("CREATE USER '%s'@'127.0.0.1' IDENTIFIED BY 'pw'", user))
+	t.Cleanup(func() { db.MustExec(t, fmt.Sprintf("DROP USER '%s'@'127.0.0.1'", user)) })
+	db.MustExec(t, fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'127.0.0.1'", cfg.DBName, user))
+	as := make([]string, len(dsns))
+	for i, dsn := range dsns {
+		c, err := mysql.ParseDSN(dsn)
+		dbtest.Must(t, "DSN", err)
+		c.User, c.Passwd = user, "pw"
+		as[i] = c.FormatDSN()
+	}
+	root3 := harness.OpenPool(t, dsns[2])
+	setReadOnly := func(on string) {
+		_, err := root3.Exec("SET GLOBAL read_only = " + on)
+		dbtest.Must(t, "read_only "+on+" on node 3", err)
+	}
+	t.Cleanup(func() { setReadOnly("OFF") })
+
+	b := systemtest.SetupOn(t, &harness, db)
+	const tasks, workers = 1200, 3
+	r := systemtest.NewFaultRun(t, b, tasks, workers, func() *sql.DB { return nodesPool(t, as[2], as[0]) })
+	r.WaitFinished(t, 200, time.Minute)
+	setReadOnly("ON")
+	readOnlyAt := time.Now()
+	r.WaitFinished(t, 800, 2*time.Minute) // on node 1: node 3 refuses every write
+	writableAt := time.Now()
+	setReadOnly("OFF")
+	r.WaitFinished(t, tasks, 2*time.Minute)
+	reran := r.Verify(t)
+	every := func(string) bool { return true }
+	t.Logf("node 3 read-only under its workers: they paused %s at most, then finished 600 tasks on node 1 in %s; %d tasks ran again, 0 lost",
+		longestPause(r.Book.Intervals(), every, readOnlyAt, writableAt).Round(time.Millisecond), writableAt.Sub(readOnlyAt).Round(time.Millisecond), reran)
+}

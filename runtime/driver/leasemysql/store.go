@@ -196,6 +196,10 @@ const (
 	mysqlErrNoSuchTable       = 1146
 	mysqlErrLockWaitTimeout   = 1205
 	mysqlErrDeadlock          = 1213
+	mysqlErrReadOnly          = 1290 // ER_OPTION_PREVENTS_STATEMENT: read_only, super_read_only
+	mysqlErrReplicaReadOnly   = 1836 // ER_READ_ONLY_MODE
+	mysqlErrNotReady          = 1047 // ER_UNKNOWN_COM_ERROR: Galera's "WSREP has not yet prepared node for application use"
+	mysqlErrShutdown          = 1053 // ER_SERVER_SHUTDOWN
 )
 
 // deniedPrivilege reports a statement the user's grants do not allow.
@@ -218,6 +222,8 @@ func (s *store) ErrorKind(err error) driver.ErrorKind {
 		return driver.KindConnLost
 	case mysqlConflict(err):
 		return driver.KindConflict
+	case errors.As(err, &me) && (me.Number == mysqlErrReadOnly || me.Number == mysqlErrReplicaReadOnly || me.Number == mysqlErrNotReady):
+		return driver.KindNotSent // the node refused the statement: a demoted primary, a replica, a Galera node outside the primary component
 	}
 	return driver.KindOther
 }

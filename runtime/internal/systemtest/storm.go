@@ -13,9 +13,12 @@ import (
 )
 
 // stormConnections bounds the connections a worker opens while all its
-// handlers fail at once: its loops' few and the writes of its executions'
-// outcomes (runtime's maxSeparateWrites), far below its slots.
-const stormConnections = 16
+// handlers fail at once, however loaded the machine: one for each of its
+// seven loops (poller, completer, heartbeater, recoverer, scheduler,
+// pruner, rollup), each of which sends one statement at a time, and four
+// for its executions' outcomes written one by one (runtime's
+// maxSeparateWrites), far below its 200 slots.
+const stormConnections = 7 + 4
 
 // A worker whose 200 handlers all fail at the same moment writes their
 // failures through a few connections of its pool: a connection for each
@@ -24,6 +27,7 @@ const stormConnections = 16
 func testFailureStormUsesFewConnections(t *testing.T, b *Bundle) {
 	const n = 200
 	db := b.DB.Open(t)
+	db.SetMaxIdleConns(1000) // none closed on its return: the pool's size at the end is its peak
 	w, err := runtime.NewWorker(b.EngineOn(db), func() runtime.Config { c := Config(); c.MaxConcurrency = n; return c }())
 	dbtest.Must(t, "worker", err)
 	var running atomic.Int32
