@@ -289,7 +289,7 @@ func (e *execution) fail(ctx context.Context, err, cause error) string {
 		f.Backoff = e.h.cfg.backoff(e.attemptsUsed())
 		counter, outcome = &x.stats.retried, OutcomeRetry
 	}
-	ok, werr := e.fenced(ctx, movedOnFrom(e.ref), func() (bool, error) { return x.driver.Fail(ctx, x.workerID, e.ref, f) })
+	ok, werr := e.fenced(ctx, e.movedOn, func() (bool, error) { return x.driver.Fail(ctx, x.workerID, e.ref, f) })
 	outcome = e.record(ok, werr, counter, "fail", outcome)
 	e.logFailure(outcome, msg, f.Backoff)
 	if outcome == OutcomeRetry || outcome == OutcomeFailed {
@@ -327,7 +327,7 @@ func (e *execution) logFailure(outcome, msg string, backoff time.Duration) {
 // release hands the task back without using an attempt; why names the
 // attempt in the task's history.
 func (e *execution) release(ctx context.Context, delay time.Duration, why string) string {
-	ok, err := e.fenced(ctx, movedOnFrom(e.ref), func() (bool, error) { return e.x.driver.Release(ctx, e.x.workerID, e.ref, delay) })
+	ok, err := e.fenced(ctx, e.movedOn, func() (bool, error) { return e.x.driver.Release(ctx, e.x.workerID, e.ref, delay) })
 	outcome := e.record(ok, err, &e.x.stats.released, "release", OutcomeReleased)
 	if outcome == OutcomeReleased {
 		e.remember(ctx, why, "")
@@ -356,12 +356,19 @@ func completedBy(ref driver.LeaseRef) func(TaskInfo) bool {
 	return func(t TaskInfo) bool { return t.Status == StatusSuccess && t.Attempt == ref.Attempt }
 }
 
-// movedOnFrom reports a task that left the execution ref's lease without
-// a new claim: what its failure or release (or recovery) wrote.
-func movedOnFrom(ref driver.LeaseRef) func(TaskInfo) bool {
-	return func(t TaskInfo) bool {
-		return t.Attempt == ref.Attempt && t.Status != StatusRunning && t.Status != StatusCancelRequested
+// movedOn reports a task that e's failure or release moved on: it left
+// e's lease without a new claim, or it was claimed again while e's lease
+// could not have run out (before e's self-fencing deadline), when only e's
+// own write can have ended it: a quick retry claims a failed task again
+// before the read that checks the write.
+func (e *execution) movedOn(t TaskInfo) bool {
+	switch {
+	case t.Attempt == e.ref.Attempt:
+		return t.Status != StatusRunning && t.Status != StatusCancelRequested
+	case t.Attempt > e.ref.Attempt:
+		return e.x.clock.Now().UnixNano() < e.fenceAt.Load()
 	}
+	return false
 }
 
 // record counts a fenced write and returns the execution's outcome; a

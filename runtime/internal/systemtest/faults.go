@@ -382,45 +382,68 @@ func (r renewalSignal) LeasesRenewed(_, renewed int) {
 	}
 }
 
-// A completion lost with its connection, before the server saw it or
-// after it ran it, is written again on a new connection: the fence makes
-// the repeat safe, so the task ends on its first attempt instead of
-// waiting out its lease and running again, and the worker counts it
-// completed.
-func testLostCompletionIsRetried(t *testing.T, b *Bundle) {
-	for name, lose := range map[string]func(*dbtest.Proxy) <-chan struct{}{
-		"statement": func(p *dbtest.Proxy) <-chan struct{} { return p.LoseStatement("status = 'SUCCESS'") },
-		"reply":     func(p *dbtest.Proxy) <-chan struct{} { return p.LoseReply("status = 'SUCCESS'") },
-	} {
-		t.Run(name, func(t *testing.T) {
-			proxy, dsn := b.H.Proxy(t, b.DB.DSN)
-			var runs atomic.Int32
-			cfg := Config()
-			cfg.WorkerID = "lossy-" + name
-			w, err := runtime.NewWorker(b.EngineOn(b.H.OpenPool(t, dsn)), cfg)
-			dbtest.Must(t, "worker", err)
-			typ := "once-" + name
-			dbtest.Must(t, "handle", w.Handle(typ, func(context.Context, *runtime.Task) error { runs.Add(1); return nil }))
-			dbtest.Must(t, "start", w.Start(bg))
-			t.Cleanup(func() { _ = w.Stop(bg) })
+// An outcome lost with its connection, before the server saw it or after
+// it ran it, is written again on a new connection: the fence makes the
+// repeat safe, so the task goes on at once instead of waiting out its
+// lease and running again. Each outcome the proxy can tell by its
+// statement: a completion, a failure that runs the task again, a snooze;
+// the second execution of the last two succeeds.
+func testLostOutcomeIsRetried(t *testing.T, b *Bundle) {
+	outcomes := []struct {
+		name, statement string
+		first           error // the first execution's outcome
+		attemptsUsed    int
+	}{
+		{"completion", "status = 'SUCCESS'", nil, 1},
+		{"failure", "name: TaskFail ", errors.New("once"), 2},
+		{"snooze", "name: TaskRelease ", runtime.Snooze(10 * time.Millisecond), 1},
+	}
+	for _, o := range outcomes {
+		for _, lost := range []string{"statement", "reply"} {
+			t.Run(o.name+"/"+lost, func(t *testing.T) {
+				proxy, dsn := b.H.Proxy(t, b.DB.DSN)
+				var runs atomic.Int32
+				cfg := Config()
+				cfg.WorkerID = "lossy-" + o.name + "-" + lost
+				w, err := runtime.NewWorker(b.EngineOn(b.H.OpenPool(t, dsn)), cfg)
+				dbtest.Must(t, "worker", err)
+				typ := o.name + "-" + lost
+				dbtest.Must(t, "handle", w.Handle(typ, func(context.Context, *runtime.Task) error {
+					if runs.Add(1) == 1 {
+						return o.first
+					}
+					return nil
+				}, runtime.WithBackoff(FastBackoff)))
+				dbtest.Must(t, "start", w.Start(bg))
+				t.Cleanup(func() { _ = w.Stop(bg) })
 
-			lost := lose(proxy)
-			id := b.Enqueue(t, typ)
-			info := b.WaitStatus(t, id, runtime.StatusSuccess)
-			// The row may read SUCCESS before the worker has written it
-			// again and counted it: wait for the worker's report.
-			b.Signals.Await(t, testwait.Bound, func() bool { return b.Signals.Finished(typ) == 1 }, func() string {
-				return fmt.Sprintf("%d executions of %s ended, want 1", b.Signals.Finished(typ), typ)
+				lose := proxy.LoseStatement
+				if lost == "reply" {
+					lose = proxy.LoseReply
+				}
+				gone := lose(o.statement)
+				id := b.Enqueue(t, typ, runtime.WithMaxAttempts(2))
+				info := b.WaitStatus(t, id, runtime.StatusSuccess)
+				// The row may read SUCCESS before the worker has written it
+				// again and counted it: wait for the worker's report.
+				want := int(runs.Load())
+				b.Signals.Await(t, testwait.Bound, func() bool { return b.Signals.Finished(typ) == want }, func() string {
+					return fmt.Sprintf("%d executions of %s ended, want %d", b.Signals.Finished(typ), typ, want)
+				})
+				select {
+				case <-gone:
+				default:
+					t.Fatalf("no %s statement went through the proxy", o.name)
+				}
+				wantRuns := 2
+				if o.first == nil {
+					wantRuns = 1
+				}
+				if s := w.Stats(); info.AttemptsUsed != o.attemptsUsed || runs.Load() != int32(wantRuns) || s.Completed != 1 || s.StaleWrites != 0 || s.Recovered != 0 {
+					t.Errorf("after a lost %s %s: %d attempts used, %d runs, stats %+v; want %d attempts, %d runs, one completion, no stale write, nothing recovered",
+						o.name, lost, info.AttemptsUsed, runs.Load(), s, o.attemptsUsed, wantRuns)
+				}
 			})
-			select {
-			case <-lost:
-			default:
-				t.Fatal("no completion statement went through the proxy")
-			}
-			if s := w.Stats(); info.AttemptsUsed != 1 || runs.Load() != 1 || s.Completed != 1 || s.StaleWrites != 0 {
-				t.Errorf("after a lost completion %s: %d attempts used, %d runs, stats %+v; want one of each and no stale write",
-					name, info.AttemptsUsed, runs.Load(), s)
-			}
-		})
+		}
 	}
 }

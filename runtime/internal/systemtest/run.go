@@ -157,7 +157,7 @@ var networkCases = []struct {
 }{
 	{"FaultOneWorkerCutOff", testFaultOneWorkerCutOff},
 	{"EnqueueOutcomeUnknown", testEnqueueOutcomeUnknown},
-	{"LostCompletionIsRetried", testLostCompletionIsRetried},
+	{"LostOutcomeIsRetried", testLostOutcomeIsRetried},
 }
 
 // serverCases kill and freeze a private server.
