@@ -42,6 +42,57 @@ const binDir = "/usr/lib/postgresql/15/bin"
 // Without the binaries or root it skips (fails under CI=true).
 func StartServer(t testing.TB) *Server {
 	t.Helper()
+	s := newServer(t)
+	initdb := exec.Command(filepath.Join(binDir, "initdb"), "-D", s.data(), "-U", "postgres", "-A", "trust", "--no-sync", "--no-instructions")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	s.Start()
+	return s
+}
+
+// StartStandby creates a streaming standby of primary (pg_basebackup -R),
+// starts it, and has primary wait for it at each commit (synchronous
+// replication), so that the standby, once promoted, holds every commit the
+// primary acknowledged. It is removed when t ends.
+func StartStandby(t testing.TB, primary *Server) *Server {
+	t.Helper()
+	s := newServer(t)
+	backup := exec.Command(filepath.Join(binDir, "pg_basebackup"), "-h", "127.0.0.1", "-p", strconv.Itoa(primary.port),
+		"-U", "postgres", "-D", s.data(), "-R", "-X", "stream", "-c", "fast", "--no-sync")
+	backup.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	if out, err := backup.CombinedOutput(); err != nil {
+		t.Fatalf("pg_basebackup: %v\n%s", err, out)
+	}
+	s.Start()
+	p := primary.pool()
+	defer p.Close()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var streaming int
+		err := p.QueryRow("SELECT COUNT(*) FROM pg_stat_replication WHERE state = 'streaming'").Scan(&streaming)
+		if err == nil && streaming > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby did not stream from the primary within a minute (%v)", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Set only once the standby streams: until then every commit would wait.
+	for _, q := range []string{"ALTER SYSTEM SET synchronous_standby_names = '*'", "SELECT pg_reload_conf()"} {
+		if _, err := p.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return s
+}
+
+// newServer prepares a private server's directory and port, removed when t
+// ends; it skips t (fails it under CI=true) without the binaries or root.
+func newServer(t testing.TB) *Server {
+	t.Helper()
 	skip := func(why string) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("fault test needs a private PostgreSQL: %s", why)
@@ -69,17 +120,33 @@ func StartServer(t testing.TB) *Server {
 	}
 	s := &Server{t: t, dir: dir, port: dbtest.FreePort(t), cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	s.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
-	initdb := exec.Command(filepath.Join(binDir, "initdb"), "-D", s.data(), "-U", "postgres", "-A", "trust", "--no-sync", "--no-instructions")
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	if out, err := initdb.CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
 	t.Cleanup(func() {
 		s.Kill()
 		os.RemoveAll(dir)
 	})
-	s.Start()
 	return s
+}
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
+
+// pool opens a pool on the server's postgres database as the superuser.
+func (s *Server) pool() *sql.DB {
+	db, err := sql.Open("pgx", s.URL)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return db
+}
+
+// Promote ends a standby's recovery: it takes writes from then on.
+func (s *Server) Promote() {
+	s.t.Helper()
+	db := s.pool()
+	defer db.Close()
+	if _, err := db.Exec("SELECT pg_promote(true, 60)"); err != nil {
+		s.t.Fatalf("promote: %v", err)
+	}
 }
 
 func (s *Server) data() string { return filepath.Join(s.dir, "data") }
@@ -100,10 +167,7 @@ func (s *Server) Start() {
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("start postgres: %v", err)
 	}
-	db, err := sql.Open("pgx", s.URL)
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	db := s.pool()
 	defer db.Close()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -184,10 +248,7 @@ func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
 // NewDatabase creates a database on the server and returns its URL.
 func (s *Server) NewDatabase(name string) string {
 	s.t.Helper()
-	db, err := sql.Open("pgx", s.URL)
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	db := s.pool()
 	defer db.Close()
 	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
 		s.t.Fatalf("create database: %v", err)

@@ -112,6 +112,7 @@ const (
 	codeCrashShutdown        = "57P02"
 	codeCannotConnectNow     = "57P03"
 	codeIdleInTxTimeout      = "25P03"
+	codeReadOnlyTransaction  = "25006"
 )
 
 // ErrorKind reads the server's SQLSTATE (a missing table, or a server
@@ -131,6 +132,8 @@ func (s *store) ErrorKind(err error) driver.ErrorKind {
 			return driver.KindConnLost
 		case codeSerializationFailure, codeDeadlockDetected, codeLockNotAvailable:
 			return driver.KindConflict
+		case codeReadOnlyTransaction:
+			return driver.KindNotSent // refused by a standby or a demoted primary: nothing was written, and Open's pool closed the connection
 		}
 		return driver.KindOther
 	}
