@@ -10,12 +10,16 @@ import (
 	"github.com/leasegen/leasegen/runtime"
 )
 
-// Schema is the service's own table: one row per committed import.
+// Schema is the service's own table: one row per committed import. Its
+// primary key is the execution's (task, attempt), so that a task imported
+// twice shows as two rows; MySQL Group Replication and Galera need a
+// primary key on every table.
 const Schema = `CREATE TABLE IF NOT EXISTS imports (
   request_id VARCHAR(64) NOT NULL,
   task_id    BIGINT      NOT NULL,
   attempt    INT         NOT NULL,
-  file_url   VARCHAR(255) NOT NULL
+  file_url   VARCHAR(255) NOT NULL,
+  PRIMARY KEY (task_id, attempt)
 )`
 
 // Service implements Handlers. It keeps what each handler received, so
