@@ -33,6 +33,12 @@ MYSQL97_ENV := env=$$(scripts/mysql97.sh env) || { if [ "$${CI:-}" = true ]; the
 # elsewhere the Galera tests skip.
 GALERA_ENV := if env=$$(scripts/galera.sh env); then eval "$$env"; elif [ "$${CI:-}" = true ]; then exit 1; else \
 	echo "Galera tests will skip: run as root so that scripts/galera.sh can start a cluster"; fi
+# Sets LEASEGEN_GR_DSNS to a three-member MySQL 9.7 Group Replication group
+# on loopback (in the chroot of scripts/mysql97.sh), likewise.
+GR_ENV := if env=$$(scripts/group-replication.sh env); then eval "$$env"; elif [ "$${CI:-}" = true ]; then exit 1; else \
+	echo "Group Replication tests will skip: run as root so that scripts/group-replication.sh can start a group"; fi
+# The cases that take down a replicated setup's nodes run once, in make test.
+REPLICATED := '^Test(Galera|GroupReplication)'
 
 generate: ## regenerate sqlc's code and the example service's leasegen code
 	$(SQLC) generate
@@ -53,16 +59,16 @@ lint: ## gofmt, go vet and staticcheck
 	@bin=$$(mktemp -d) && $(GO) build -modfile=tools.mod -o $$bin/staticcheck honnef.co/go/tools/cmd/staticcheck && \
 	for m in $(CONTRIB); do (cd $$m && $(GO) vet ./... && $$bin/staticcheck ./...) || exit 1; done; rm -rf $$bin
 
-test: ## all tests; MySQL and PostgreSQL ones on the local servers when they run (CI=true starts them), Galera's on a cluster of three
-	@$(MYSQL_ENV) && $(GALERA_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
+test: ## all tests; MySQL and PostgreSQL ones on the local servers when they run (CI=true starts them), Galera's and Group Replication's on three nodes each
+	@$(MYSQL_ENV) && $(GALERA_ENV) && $(GR_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
 	@for m in $(CONTRIB); do (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
 test-mysql97: ## the MySQL-engine tests again, on Oracle MySQL 9.7 (127.0.0.1:3307, built by scripts/mysql97.sh)
-	@$(MYSQL97_ENV); eval "$$(scripts/postgres-env.sh)"; $(GO) test -count=1 -timeout 15m -skip '^TestGalera' $(MYSQL_PKGS)
+	@$(MYSQL97_ENV); eval "$$(scripts/postgres-env.sh)"; $(GO) test -count=1 -timeout 15m -skip $(REPLICATED) $(MYSQL_PKGS)
 
 test-galera: ## the MySQL driver's conformance and system suites again, on node 1 of a Galera cluster (scripts/galera.sh)
 	@$(GALERA_ENV); [ -n "$${LEASEGEN_GALERA_DSNS:-}" ] || exit 0; export LEASEGEN_MYSQL_DSN="$${LEASEGEN_GALERA_DSNS%%,*}"; \
-	$(GO) test -count=1 -timeout 15m -skip '^TestGalera' ./runtime/driver/leasemysql/
+	$(GO) test -count=1 -timeout 15m -skip $(REPLICATED) ./runtime/driver/leasemysql/
 
 mysql97: ## build (once) and start Oracle MySQL 9.7 on 127.0.0.1:3307 for tests, the demo and benchmarks
 	scripts/mysql97.sh start

@@ -5,6 +5,8 @@
 # debootstrap and cached outside the checkout (CI on the same machine reuses
 # it). Needs root.
 #
+#   scripts/mysql97.sh build   build the chroot when missing (about 1 min,
+#                              1.2 GB), nothing more
 #   scripts/mysql97.sh start   build the chroot when missing (about 1 min,
 #                              1.2 GB), initialise the data directory, start
 #                              mysqld on 127.0.0.1:$PORT unless it answers
@@ -125,6 +127,7 @@ start() {
 }
 
 case "${1:-start}" in
+build) build ;;
 start) start ;;
 env)
   start
@@ -135,5 +138,5 @@ sql)
   shift
   sql "$@"
   ;;
-*) die "usage: $0 start|env|stop|sql [args]" ;;
+*) die "usage: $0 build|start|env|stop|sql [args]" ;;
 esac

@@ -45,16 +45,34 @@ func ServerDSN(t testing.TB) string {
 // workers over its nodes. scripts/galera.sh starts one and prints it.
 const EnvGaleraDSNs = "LEASEGEN_GALERA_DSNS"
 
+// EnvGroupReplicationDSNs names the variable that lists the members of a
+// MySQL Group Replication group. scripts/group-replication.sh starts one
+// and prints it.
+const EnvGroupReplicationDSNs = "LEASEGEN_GR_DSNS"
+
 // GaleraNodes returns the server DSNs of EnvGaleraDSNs, skipping t
 // (failing it under CI) when it is not set.
 func GaleraNodes(t testing.TB) []string {
 	t.Helper()
-	list := os.Getenv(EnvGaleraDSNs)
+	return nodes(t, EnvGaleraDSNs, "Galera", "scripts/galera.sh starts a three-node cluster")
+}
+
+// GroupReplicationNodes returns the server DSNs of
+// EnvGroupReplicationDSNs, skipping t (failing it under CI) when it is not
+// set.
+func GroupReplicationNodes(t testing.TB) []string {
+	t.Helper()
+	return nodes(t, EnvGroupReplicationDSNs, "Group Replication", "scripts/group-replication.sh starts a group of three")
+}
+
+func nodes(t testing.TB, env, what, how string) []string {
+	t.Helper()
+	list := os.Getenv(env)
 	if list == "" {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set and CI=true: the Galera tests must run in CI (make test starts the cluster with scripts/galera.sh)", EnvGaleraDSNs)
+			t.Fatalf("%s is not set and CI=true: the %s tests must run in CI (make test sets it: %s)", env, what, how)
 		}
-		t.Skipf("Galera test skipped: run `make test` as root (scripts/galera.sh starts a three-node cluster), or set %s to the nodes' DSNs, comma-separated", EnvGaleraDSNs)
+		t.Skipf("%s test skipped: run `make test` as root (%s), or set %s to the nodes' DSNs, comma-separated", what, how, env)
 	}
 	return strings.Split(list, ",")
 }

@@ -125,10 +125,19 @@ func (c *nodesConnector) connectTo(ctx context.Context, n int) (sqldriver.Conn, 
 var (
 	errNodeReadOnly = errors.New("the node is read-only")
 	errNodeNotReady = errors.New("the Galera node is not ready (outside the primary component, or joining)")
+	errNotPrimary   = errors.New("the node is not its replication group's ONLINE primary")
 )
 
+// noTable reports a server without performance_schema's Group Replication
+// table (MariaDB): no group to ask.
+func noTable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == mysqlErrNoSuchTable
+}
+
 // takesWrites checks a new connection's node: writable (read_only off,
-// which super_read_only implies) and, on Galera, ready.
+// which super_read_only implies), the ONLINE primary of its group when it
+// is a Group Replication member, and ready when it is a Galera node.
 func takesWrites(ctx context.Context, conn sqldriver.Conn) error {
 	q, ok := conn.(sqldriver.QueryerContext)
 	if !ok {
@@ -141,8 +150,17 @@ func takesWrites(ctx context.Context, conn sqldriver.Conn) error {
 	if fmt.Sprint(readOnly) != "0" {
 		return errNodeReadOnly
 	}
+	var state, role sqldriver.Value
+	err := queryRow(ctx, q, `SELECT MEMBER_STATE, MEMBER_ROLE FROM performance_schema.replication_group_members
+		WHERE MEMBER_ID = @@server_uuid`, &state, &role)
+	switch {
+	case err == nil && (fmt.Sprintf("%s", state) != "ONLINE" || fmt.Sprintf("%s", role) != "PRIMARY"):
+		return errNotPrimary // a restarted member outside its group may be writable, and stale
+	case err != nil && !errors.Is(err, io.EOF) && !noTable(err):
+		return err
+	}
 	var name, wsrep sqldriver.Value
-	err := queryRow(ctx, q, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'", &name, &wsrep)
+	err = queryRow(ctx, q, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'", &name, &wsrep)
 	if errors.Is(err, io.EOF) || (err == nil && fmt.Sprintf("%s", wsrep) != "ON") {
 		return nil // not MariaDB, or no Galera
 	}

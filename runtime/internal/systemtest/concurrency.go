@@ -17,9 +17,11 @@ import (
 )
 
 // EffectsTable records each task's database effect, committed in the same
-// transaction as the task's fenced completion. No unique key: duplicates
-// must be visible.
-const EffectsTable = `CREATE TABLE effects (task_id BIGINT NOT NULL, attempt INT NOT NULL, owner VARCHAR(128) NOT NULL)`
+// transaction as the task's fenced completion. Its key is the execution's
+// (task, attempt), so that a task done twice, by two executions, shows as
+// two rows; a key at all because MySQL Group Replication and Galera need
+// one on every table.
+const EffectsTable = `CREATE TABLE effects (task_id BIGINT NOT NULL, attempt INT NOT NULL, owner VARCHAR(128) NOT NULL, PRIMARY KEY (task_id, attempt))`
 
 // CommitEffect writes the task's effect and completes it in one transaction.
 // beforeCommit (if not nil) runs just before the commit: the commit ends the

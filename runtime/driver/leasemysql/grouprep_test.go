@@ -1,0 +1,89 @@
+package leasemysql
+
+import (
+	"database/sql"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/runtime/driver/drivertest"
+	"github.com/leasegen/leasegen/runtime/internal/systemtest"
+)
+
+// groupReplication runs scripts/group-replication.sh with args.
+func groupReplication(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := exec.Command("../../../scripts/group-replication.sh", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/group-replication.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// groupDB creates a database on the Group Replication group of
+// dbtest.EnvGroupReplicationDSNs, through its primary, dropped the same way
+// when t ends, and returns its DSN through every member and which member
+// (from 0) is the primary.
+func groupDB(t *testing.T) (dsns []string, primary int) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the Group Replication cases need a group (make test starts one)")
+	}
+	members := dbtest.GroupReplicationNodes(t)
+	admin := nodesPool(t, members...)
+	name := "leasegen_test_gr_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	_, err := admin.Exec("CREATE DATABASE " + name)
+	dbtest.Must(t, "create the database", err)
+	t.Cleanup(func() {
+		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + name); err != nil {
+			t.Errorf("drop %s: %v", name, err)
+		}
+	})
+	var port string
+	dbtest.Must(t, "the primary's port", admin.QueryRow("SELECT @@port").Scan(&port))
+	primary = -1
+	dsns = make([]string, len(members))
+	for i, m := range members {
+		dsns[i] = dbtest.WithDatabase(t, m, name)
+		if strings.HasSuffix(strings.TrimSuffix(m, ")/"), ":"+port) {
+			primary = i
+		}
+	}
+	if primary < 0 {
+		t.Fatalf("no member listens on the primary's port %s", port)
+	}
+	return dsns, primary
+}
+
+// The primary of a Group Replication group dies (SIGKILL); the group
+// elects another. Workers whose pools (OpenNodes) list every member find
+// the primary (the others refuse writes, super_read_only), follow it to
+// the new one, and every task's effect commits once, none lost.
+func TestGroupReplicationPrimaryKilled(t *testing.T) {
+	dsns, primary := groupDB(t)
+	pool := func() *sql.DB { return nodesPool(t, dsns...) }
+	db := drivertest.OpenDB(t, &harness, dsns[primary])
+	db.DB = pool() // the test's own reads follow the primary too
+	b := systemtest.SetupOn(t, &harness, db)
+	const tasks, workers = 1200, 3
+	r := systemtest.NewFaultRun(t, b, tasks, workers, pool)
+	t.Cleanup(func() { groupReplication(t, "start") })
+	r.WaitFinished(t, 200, time.Minute)
+	groupReplication(t, "kill", fmt.Sprint(primary+1))
+	killedAt := time.Now()
+	r.WaitFinished(t, 800, 2*time.Minute)
+	restartAt := time.Now()
+	groupReplication(t, "start")
+	rejoined := time.Now()
+	r.WaitFinished(t, tasks, 2*time.Minute)
+	reran := r.Verify(t)
+	every := func(string) bool { return true }
+	s := r.Stats()
+	t.Logf("primary (member %d) killed: the workers paused %s at most until another was elected and found; %s while it rejoined (%s); %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
+		primary+1, longestPause(r.Book.Intervals(), every, killedAt, restartAt).Round(time.Millisecond),
+		longestPause(r.Book.Intervals(), every, restartAt, rejoined).Round(time.Millisecond), rejoined.Sub(restartAt).Round(time.Millisecond),
+		reran, s.Recovered, s.SelfFenced)
+}
