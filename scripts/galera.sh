@@ -32,6 +32,8 @@ die() {
 [ "$(id -u)" = 0 ] || die "needs root (the nodes run as the mysql user); run as root or skip the Galera tests"
 
 port() { echo $((PORT + $1 - 1)); }
+# shellcheck source=scripts/nodes-lib.sh
+. "$(dirname "$0")/nodes-lib.sh"
 gport() { echo $((PORT + 1250 + 10 * $1)); } # group communication, IST on +1, SST on +2
 members() {
   local n list=""
@@ -153,33 +155,16 @@ stop() {
   done
 }
 
-# signal sends signal $2 to node $1's server.
-signal() {
-  local pid
-  pid=$(cat "$DIR/node$1/mysqld.pid" 2>/dev/null) || die "node $1 has no pid file: is it running?"
-  kill "-$2" "$pid" || die "could not signal node $1 (pid $pid)"
-  if [ "$2" = KILL ]; then
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    die "node $1 (pid $pid) did not die"
-  fi
-}
-
-dsns() {
-  local n list=""
-  for n in "${NODES[@]}"; do list+="${list:+,}root@tcp(127.0.0.1:$(port "$n"))/"; done
-  echo "$list"
-}
-
 case "${1:-start}" in
 start) start ;;
 env)
   start
-  echo "export LEASEGEN_GALERA_DSNS='$(dsns)'"
+  echo "export LEASEGEN_GALERA_DSNS='$(server_dsns "${NODES[@]}")'"
   ;;
 stop) stop ;;
-kill) signal "${2:?node}" KILL ;;
-freeze) signal "${2:?node}" STOP ;;
-thaw) signal "${2:?node}" CONT ;;
+kill) signal_pidfile "$DIR/node${2:?node}/mysqld.pid" "node $2" KILL ;;
+freeze) signal_pidfile "$DIR/node${2:?node}/mysqld.pid" "node $2" STOP ;;
+thaw) signal_pidfile "$DIR/node${2:?node}/mysqld.pid" "node $2" CONT ;;
 sql)
   shift
   n=${1:-1}

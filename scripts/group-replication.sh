@@ -35,6 +35,8 @@ die() {
 [ "$(id -u)" = 0 ] || die "needs root (a chroot); run as root or skip the Group Replication tests"
 
 port() { echo $((PORT + $1 - 1)); }
+# shellcheck source=scripts/nodes-lib.sh
+. "$(dirname "$0")/nodes-lib.sh"
 gcs() { echo $((PORT + 9 + $1)); }
 seeds() {
   local n list=""
@@ -149,28 +151,14 @@ stop() {
   done
 }
 
-kill_member() {
-  local pid
-  pid=$(cat "$ROOT/srv/gr/member$1.pid" 2>/dev/null) || die "member $1 has no pid file: is it running?"
-  kill -KILL "$pid" || die "could not kill member $1 (pid $pid)"
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  die "member $1 (pid $pid) did not die"
-}
-
-dsns() {
-  local n list=""
-  for n in "${MEMBERS[@]}"; do list+="${list:+,}root@tcp(127.0.0.1:$(port "$n"))/"; done
-  echo "$list"
-}
-
 case "${1:-start}" in
 start) start ;;
 env)
   start
-  echo "export LEASEGEN_GR_DSNS='$(dsns)'"
+  echo "export LEASEGEN_GR_DSNS='$(server_dsns "${MEMBERS[@]}")'"
   ;;
 stop) stop ;;
-kill) kill_member "${2:?member}" ;;
+kill) signal_pidfile "$ROOT/srv/gr/member${2:?member}.pid" "member $2" KILL ;;
 sql)
   shift
   n=${1:-1}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -170,23 +169,6 @@ func newCutRun(t *testing.T, n, healthy int, ms int, cfg runtime.Config, idempot
 	return r
 }
 
-// longestHealthyGap is the longest time in [from, to] in which no healthy
-// worker's handler started.
-func (r *cutRun) longestHealthyGap(from, to time.Time) time.Duration {
-	starts := []time.Time{from, to}
-	for _, iv := range r.Book.Intervals() {
-		if iv.Owner != "cut" && iv.Start.After(from) && iv.Start.Before(to) {
-			starts = append(starts, iv.Start)
-		}
-	}
-	slices.SortFunc(starts, time.Time.Compare)
-	var longest time.Duration
-	for i := 1; i < len(starts); i++ {
-		longest = max(longest, starts[i].Sub(starts[i-1]))
-	}
-	return longest
-}
-
 func (r *cutRun) waitSucceeded(t *testing.T, want int, timeout time.Duration) {
 	t.Helper()
 	(&systemtest.FaultRun{B: r.b}).WaitFinished(t, want, timeout)
@@ -215,7 +197,7 @@ func TestFaultCutAtLimitLock(t *testing.T) {
 	time.Sleep(cutFor)
 	healedAt := time.Now()
 	r.proxy.Resume()
-	gap := r.longestHealthyGap(cutAt, healedAt)
+	gap := longestPause(r.Book.Intervals(), func(owner string) bool { return owner != "cut" }, cutAt, healedAt)
 
 	r.waitSucceeded(t, r.tasks, 2*time.Minute)
 	systemtest.CheckEffects(t, r.b.DB, r.tasks)

@@ -74,14 +74,7 @@ func TestGaleraNodeKilled(t *testing.T) {
 	})
 	dead := len(dsns) // the last node: the bundle's client is on the first
 	t.Cleanup(func() { galera(t, "start") })
-	r.WaitFinished(t, 300, time.Minute)
-	galera(t, "kill", fmt.Sprint(dead))
-	killedAt := time.Now()
-	r.WaitFinished(t, 900, 2*time.Minute)
-	restartAt := time.Now()
-	galera(t, "start")
-	rejoined := time.Now()
-	r.WaitFinished(t, tasks, 2*time.Minute)
+	o := failDuring(t, r, 300, 900, func() { galera(t, "kill", fmt.Sprint(dead)) }, func() { galera(t, "start") })
 	reran := r.Verify(t)
 	s := r.Stats()
 	live := func(owner string) bool {
@@ -94,9 +87,35 @@ func TestGaleraNodeKilled(t *testing.T) {
 	// out meanwhile is recovered and claimed again.
 	bound := 5*time.Second + systemtest.ShortLeases().LeaseTimeout + systemtest.ShortLeases().RecoveryInterval + time.Second
 	t.Logf("node %d killed: the live nodes' workers paused %s at most while it was down (%s; bound %s), %s while it rejoined (%s); %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
-		dead, longestPause(r.Book.Intervals(), live, killedAt, restartAt).Round(time.Millisecond), restartAt.Sub(killedAt).Round(time.Millisecond), bound,
-		longestPause(r.Book.Intervals(), live, restartAt, rejoined).Round(time.Millisecond), rejoined.Sub(restartAt).Round(time.Millisecond),
+		dead, o.pause(r, live, o.failedAt, o.healAt), o.healAt.Sub(o.failedAt).Round(time.Millisecond), bound,
+		o.pause(r, live, o.healAt, o.healedAt), o.healedAt.Sub(o.healAt).Round(time.Millisecond),
 		reran, s.Recovered, s.SelfFenced)
+}
+
+// outage is when a node failed during a run, when the test began to
+// heal it, and when it was whole again.
+type outage struct{ failedAt, healAt, healedAt time.Time }
+
+// failDuring makes a node fail (fail) once before tasks of r succeeded,
+// lets r reach during tasks without it, heals it (heal), and waits for
+// the rest of r.
+func failDuring(t *testing.T, r *systemtest.FaultRun, before, during int, fail, heal func()) outage {
+	t.Helper()
+	var o outage
+	r.WaitFinished(t, before, time.Minute)
+	fail()
+	o.failedAt = time.Now()
+	r.WaitFinished(t, during, 2*time.Minute)
+	o.healAt = time.Now()
+	heal()
+	o.healedAt = time.Now()
+	r.WaitFinished(t, r.Tasks, 2*time.Minute)
+	return o
+}
+
+// pause is longestPause of r's executions, rounded for a log.
+func (outage) pause(r *systemtest.FaultRun, counts func(owner string) bool, from, to time.Time) time.Duration {
+	return longestPause(r.Book.Intervals(), counts, from, to).Round(time.Millisecond)
 }
 
 // longestPause is the longest time in [from, to] in which no execution of
@@ -145,18 +164,13 @@ func TestGaleraFrozenNodeIsLeft(t *testing.T) {
 	const tasks, workers = 1200, 3
 	r := systemtest.NewFaultRun(t, b, tasks, workers, func() *sql.DB { return nodesPool(t, dsns[1], dsns[2], dsns[0]) })
 	t.Cleanup(func() { galera(t, "thaw", "2"); galera(t, "start") })
-	r.WaitFinished(t, 200, time.Minute)
-	galera(t, "freeze", "2")
-	frozenAt := time.Now()
-	r.WaitFinished(t, 800, 2*time.Minute) // on nodes 1 and 3: node 2 answers nothing
-	thawAt := time.Now()
-	galera(t, "thaw", "2")
-	r.WaitFinished(t, tasks, 2*time.Minute)
+	// 600 tasks on nodes 1 and 3 while node 2 answers nothing.
+	o := failDuring(t, r, 200, 800, func() { galera(t, "freeze", "2") }, func() { galera(t, "thaw", "2") })
 	reran := r.Verify(t)
 	s := r.Stats()
 	every := func(string) bool { return true }
 	t.Logf("node 2 frozen under its workers: they paused %s at most, then finished 600 tasks on the other nodes in %s while it stayed frozen; %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
-		longestPause(r.Book.Intervals(), every, frozenAt, thawAt).Round(time.Millisecond), thawAt.Sub(frozenAt).Round(time.Millisecond), reran, s.Recovered, s.SelfFenced)
+		o.pause(r, every, o.failedAt, o.healAt), o.healAt.Sub(o.failedAt).Round(time.Millisecond), reran, s.Recovered, s.SelfFenced)
 }
 
 // A node turns read-only (as a demoted primary does) under workers whose
@@ -190,15 +204,10 @@ func TestGaleraReadOnlyNodeIsLeft(t *testing.T) {
 	b := systemtest.SetupOn(t, &harness, db)
 	const tasks, workers = 1200, 3
 	r := systemtest.NewFaultRun(t, b, tasks, workers, func() *sql.DB { return nodesPool(t, as[2], as[0]) })
-	r.WaitFinished(t, 200, time.Minute)
-	setReadOnly("ON")
-	readOnlyAt := time.Now()
-	r.WaitFinished(t, 800, 2*time.Minute) // on node 1: node 3 refuses every write
-	writableAt := time.Now()
-	setReadOnly("OFF")
-	r.WaitFinished(t, tasks, 2*time.Minute)
+	// 600 tasks on node 1 while node 3 refuses every write.
+	o := failDuring(t, r, 200, 800, func() { setReadOnly("ON") }, func() { setReadOnly("OFF") })
 	reran := r.Verify(t)
 	every := func(string) bool { return true }
 	t.Logf("node 3 read-only under its workers: they paused %s at most, then finished 600 tasks on node 1 in %s; %d tasks ran again, 0 lost",
-		longestPause(r.Book.Intervals(), every, readOnlyAt, writableAt).Round(time.Millisecond), writableAt.Sub(readOnlyAt).Round(time.Millisecond), reran)
+		o.pause(r, every, o.failedAt, o.healAt), o.healAt.Sub(o.failedAt).Round(time.Millisecond), reran)
 }

@@ -71,19 +71,11 @@ func TestGroupReplicationPrimaryKilled(t *testing.T) {
 	const tasks, workers = 1200, 3
 	r := systemtest.NewFaultRun(t, b, tasks, workers, pool)
 	t.Cleanup(func() { groupReplication(t, "start") })
-	r.WaitFinished(t, 200, time.Minute)
-	groupReplication(t, "kill", fmt.Sprint(primary+1))
-	killedAt := time.Now()
-	r.WaitFinished(t, 800, 2*time.Minute)
-	restartAt := time.Now()
-	groupReplication(t, "start")
-	rejoined := time.Now()
-	r.WaitFinished(t, tasks, 2*time.Minute)
+	o := failDuring(t, r, 200, 800, func() { groupReplication(t, "kill", fmt.Sprint(primary+1)) }, func() { groupReplication(t, "start") })
 	reran := r.Verify(t)
 	every := func(string) bool { return true }
 	s := r.Stats()
 	t.Logf("primary (member %d) killed: the workers paused %s at most until another was elected and found; %s while it rejoined (%s); %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
-		primary+1, longestPause(r.Book.Intervals(), every, killedAt, restartAt).Round(time.Millisecond),
-		longestPause(r.Book.Intervals(), every, restartAt, rejoined).Round(time.Millisecond), rejoined.Sub(restartAt).Round(time.Millisecond),
+		primary+1, o.pause(r, every, o.failedAt, o.healAt), o.pause(r, every, o.healAt, o.healedAt), o.healedAt.Sub(o.healAt).Round(time.Millisecond),
 		reran, s.Recovered, s.SelfFenced)
 }

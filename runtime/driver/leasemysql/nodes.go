@@ -128,11 +128,11 @@ var (
 	errNotPrimary   = errors.New("the node is not its replication group's ONLINE primary")
 )
 
-// noTable reports a server without performance_schema's Group Replication
-// table (MariaDB): no group to ask.
-func noTable(err error) bool {
+// noGroup reports a server that has no Group Replication to ask: MariaDB
+// (no server_uuid, 1193), or a MySQL without performance_schema (1146).
+func noGroup(err error) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == mysqlErrNoSuchTable
+	return errors.As(err, &me) && (me.Number == mysqlErrUnknownVariable || me.Number == mysqlErrNoSuchTable)
 }
 
 // takesWrites checks a new connection's node: writable (read_only off,
@@ -156,7 +156,7 @@ func takesWrites(ctx context.Context, conn sqldriver.Conn) error {
 	switch {
 	case err == nil && (fmt.Sprintf("%s", state) != "ONLINE" || fmt.Sprintf("%s", role) != "PRIMARY"):
 		return errNotPrimary // a restarted member outside its group may be writable, and stale
-	case err != nil && !errors.Is(err, io.EOF) && !noTable(err):
+	case err != nil && !errors.Is(err, io.EOF) && !noGroup(err):
 		return err
 	}
 	var name, wsrep sqldriver.Value

@@ -194,6 +194,7 @@ const (
 	mysqlErrDBAccessDenied    = 1044
 	mysqlErrTableAccessDenied = 1142
 	mysqlErrNoSuchTable       = 1146
+	mysqlErrUnknownVariable   = 1193
 	mysqlErrLockWaitTimeout   = 1205
 	mysqlErrDeadlock          = 1213
 	mysqlErrReadOnly          = 1290 // ER_OPTION_PREVENTS_STATEMENT: read_only, super_read_only
