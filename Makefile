@@ -37,6 +37,10 @@ GALERA_ENV := if env=$$(scripts/galera.sh env); then eval "$$env"; elif [ "$${CI
 # on loopback (in the chroot of scripts/mysql97.sh), likewise.
 GR_ENV := if env=$$(scripts/group-replication.sh env); then eval "$$env"; elif [ "$${CI:-}" = true ]; then exit 1; else \
 	echo "Group Replication tests will skip: run as root so that scripts/group-replication.sh can start a group"; fi
+# Sets LEASEGEN_PATRONI_URL to PostgreSQL under Patroni (a leader and a
+# synchronous standby, etcd), likewise.
+PATRONI_ENV := if env=$$(scripts/patroni.sh env); then eval "$$env"; elif [ "$${CI:-}" = true ]; then exit 1; else \
+	echo "Patroni tests will skip: run as root so that scripts/patroni.sh can start a cluster"; fi
 # The cases that take down a replicated setup's nodes run once, in make test.
 REPLICATED := '^Test(Galera|GroupReplication)'
 
@@ -59,8 +63,8 @@ lint: ## gofmt, go vet and staticcheck
 	@bin=$$(mktemp -d) && $(GO) build -modfile=tools.mod -o $$bin/staticcheck honnef.co/go/tools/cmd/staticcheck && \
 	for m in $(CONTRIB); do (cd $$m && $(GO) vet ./... && $$bin/staticcheck ./...) || exit 1; done; rm -rf $$bin
 
-test: ## all tests; MySQL and PostgreSQL ones on the local servers when they run (CI=true starts them), Galera's and Group Replication's on three nodes each
-	@$(MYSQL_ENV) && $(GALERA_ENV) && $(GR_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
+test: ## all tests; MySQL and PostgreSQL ones on the local servers when they run (CI=true starts them), Galera's, Group Replication's and Patroni's on their nodes
+	@$(MYSQL_ENV) && $(GALERA_ENV) && $(GR_ENV) && $(PATRONI_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
 	@for m in $(CONTRIB); do (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
 test-mysql97: ## the MySQL-engine tests again, on Oracle MySQL 9.7 (127.0.0.1:3307, built by scripts/mysql97.sh)

@@ -39,11 +39,36 @@ func ServerDSN(t testing.TB) string {
 	return dsn
 }
 
-// New creates a fresh database for t, drops it when t ends, and returns
-// its URL.
+// EnvPatroniURL names the variable that holds the URL of a Patroni
+// cluster: its nodes, with target_session_attrs=read-write.
+// scripts/patroni.sh starts one and prints it.
+const EnvPatroniURL = "LEASEGEN_PATRONI_URL"
+
+// PatroniURL returns the URL of EnvPatroniURL, skipping t (failing it
+// under CI) when it is not set.
+func PatroniURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvPatroniURL)
+	if u == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set and CI=true: the Patroni tests must run in CI (make test sets it: scripts/patroni.sh starts a leader and a standby)", EnvPatroniURL)
+		}
+		t.Skipf("Patroni test skipped: run `make test` as root (scripts/patroni.sh starts a leader and a standby), or set %s", EnvPatroniURL)
+	}
+	return u
+}
+
+// New creates a fresh database for t on the server of EnvDSN, drops it
+// when t ends, and returns its URL.
 func New(t testing.TB) string {
 	t.Helper()
-	server := ServerDSN(t)
+	return NewOn(t, ServerDSN(t))
+}
+
+// NewOn creates a fresh database for t on the server of the URL server,
+// drops it when t ends, and returns its URL.
+func NewOn(t testing.TB, server string) string {
+	t.Helper()
 	admin, err := sql.Open("pgx", server)
 	if err != nil {
 		t.Fatal(err)

@@ -171,7 +171,9 @@ func (s *Server) Start() {
 	defer db.Close()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		// A connection forks a backend: on a loaded machine it can take
+		// seconds, and a shorter bound would never let one through.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		var dataDir string
 		err := db.QueryRowContext(ctx, "SHOW data_directory").Scan(&dataDir)
 		cancel()

@@ -197,7 +197,7 @@ func TestFaultCutAtLimitLock(t *testing.T) {
 	time.Sleep(cutFor)
 	healedAt := time.Now()
 	r.proxy.Resume()
-	gap := longestPause(r.Book.Intervals(), func(owner string) bool { return owner != "cut" }, cutAt, healedAt)
+	gap := r.Book.LongestPause(cutAt, healedAt, func(owner string) bool { return owner != "cut" })
 
 	r.waitSucceeded(t, r.tasks, 2*time.Minute)
 	systemtest.CheckEffects(t, r.b.DB, r.tasks)

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,8 +86,8 @@ func TestGaleraNodeKilled(t *testing.T) {
 	// out meanwhile is recovered and claimed again.
 	bound := 5*time.Second + systemtest.ShortLeases().LeaseTimeout + systemtest.ShortLeases().RecoveryInterval + time.Second
 	t.Logf("node %d killed: the live nodes' workers paused %s at most while it was down (%s; bound %s), %s while it rejoined (%s); %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
-		dead, o.pause(r, live, o.failedAt, o.healAt), o.healAt.Sub(o.failedAt).Round(time.Millisecond), bound,
-		o.pause(r, live, o.healAt, o.healedAt), o.healedAt.Sub(o.healAt).Round(time.Millisecond),
+		dead, r.Book.LongestPause(o.failedAt, o.healAt, live), o.healAt.Sub(o.failedAt).Round(time.Millisecond), bound,
+		r.Book.LongestPause(o.healAt, o.healedAt, live), o.healedAt.Sub(o.healAt).Round(time.Millisecond),
 		reran, s.Recovered, s.SelfFenced)
 }
 
@@ -111,38 +110,6 @@ func failDuring(t *testing.T, r *systemtest.FaultRun, before, during int, fail, 
 	o.healedAt = time.Now()
 	r.WaitFinished(t, r.Tasks, 2*time.Minute)
 	return o
-}
-
-// pause is longestPause of r's executions, rounded for a log.
-func (outage) pause(r *systemtest.FaultRun, counts func(owner string) bool, from, to time.Time) time.Duration {
-	return longestPause(r.Book.Intervals(), counts, from, to).Round(time.Millisecond)
-}
-
-// longestPause is the longest time in [from, to] in which no execution of
-// an owner that counts started, up to the run's last start: a run that
-// ended within the window did not pause after it.
-func longestPause(book []systemtest.Interval, counts func(owner string) bool, from, to time.Time) time.Duration {
-	var last time.Time
-	for _, iv := range book {
-		if iv.Start.After(last) {
-			last = iv.Start
-		}
-	}
-	if last.Before(to) {
-		to = last
-	}
-	starts := []time.Time{from, to}
-	for _, iv := range book {
-		if counts(iv.Owner) && iv.Start.After(from) && iv.Start.Before(to) {
-			starts = append(starts, iv.Start)
-		}
-	}
-	slices.SortFunc(starts, time.Time.Compare)
-	var longest time.Duration
-	for i := 1; i < len(starts); i++ {
-		longest = max(longest, starts[i].Sub(starts[i-1]))
-	}
-	return longest
 }
 
 // nodesPool opens an OpenNodes pool, closed when t ends.
@@ -168,9 +135,8 @@ func TestGaleraFrozenNodeIsLeft(t *testing.T) {
 	o := failDuring(t, r, 200, 800, func() { galera(t, "freeze", "2") }, func() { galera(t, "thaw", "2") })
 	reran := r.Verify(t)
 	s := r.Stats()
-	every := func(string) bool { return true }
 	t.Logf("node 2 frozen under its workers: they paused %s at most, then finished 600 tasks on the other nodes in %s while it stayed frozen; %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
-		o.pause(r, every, o.failedAt, o.healAt), o.healAt.Sub(o.failedAt).Round(time.Millisecond), reran, s.Recovered, s.SelfFenced)
+		r.Book.LongestPause(o.failedAt, o.healAt, nil), o.healAt.Sub(o.failedAt).Round(time.Millisecond), reran, s.Recovered, s.SelfFenced)
 }
 
 // A node turns read-only (as a demoted primary does) under workers whose
@@ -207,7 +173,6 @@ func TestGaleraReadOnlyNodeIsLeft(t *testing.T) {
 	// 600 tasks on node 1 while node 3 refuses every write.
 	o := failDuring(t, r, 200, 800, func() { setReadOnly("ON") }, func() { setReadOnly("OFF") })
 	reran := r.Verify(t)
-	every := func(string) bool { return true }
 	t.Logf("node 3 read-only under its workers: they paused %s at most, then finished 600 tasks on node 1 in %s; %d tasks ran again, 0 lost",
-		o.pause(r, every, o.failedAt, o.healAt), o.healAt.Sub(o.failedAt).Round(time.Millisecond), reran)
+		r.Book.LongestPause(o.failedAt, o.healAt, nil), o.healAt.Sub(o.failedAt).Round(time.Millisecond), reran)
 }

@@ -73,9 +73,8 @@ func TestGroupReplicationPrimaryKilled(t *testing.T) {
 	t.Cleanup(func() { groupReplication(t, "start") })
 	o := failDuring(t, r, 200, 800, func() { groupReplication(t, "kill", fmt.Sprint(primary+1)) }, func() { groupReplication(t, "start") })
 	reran := r.Verify(t)
-	every := func(string) bool { return true }
 	s := r.Stats()
 	t.Logf("primary (member %d) killed: the workers paused %s at most until another was elected and found; %s while it rejoined (%s); %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
-		primary+1, o.pause(r, every, o.failedAt, o.healAt), o.pause(r, every, o.healAt, o.healedAt), o.healedAt.Sub(o.healAt).Round(time.Millisecond),
+		primary+1, r.Book.LongestPause(o.failedAt, o.healAt, nil), r.Book.LongestPause(o.healAt, o.healedAt, nil), o.healedAt.Sub(o.healAt).Round(time.Millisecond),
 		reran, s.Recovered, s.SelfFenced)
 }

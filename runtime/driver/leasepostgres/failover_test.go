@@ -3,7 +3,6 @@ package leasepostgres
 import (
 	"database/sql"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -35,19 +34,8 @@ func TestFailoverToPromotedStandby(t *testing.T) {
 	r.WaitFinished(t, tasks, 2*time.Minute)
 	reran := r.Verify(t)
 
-	// The longest time from the kill on in which no task started.
-	starts := []time.Time{failedAt}
-	for _, iv := range r.Book.Intervals() {
-		if iv.Start.After(failedAt) {
-			starts = append(starts, iv.Start)
-		}
-	}
-	slices.SortFunc(starts, time.Time.Compare)
-	var pause time.Duration
-	for i := 1; i < len(starts); i++ {
-		pause = max(pause, starts[i].Sub(starts[i-1]))
-	}
+	pause := r.Book.LongestPause(failedAt, time.Now(), nil)
 	s := r.Stats()
 	t.Logf("primary killed, standby promoted in %s: the workers paused %s at most; %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
-		promotedAt.Sub(failedAt).Round(time.Millisecond), pause.Round(time.Millisecond), reran, s.Recovered, s.SelfFenced)
+		promotedAt.Sub(failedAt).Round(time.Millisecond), pause, reran, s.Recovered, s.SelfFenced)
 }

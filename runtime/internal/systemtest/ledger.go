@@ -63,6 +63,35 @@ func (l *Ledger) Intervals() []Interval {
 	return slices.Clone(l.rows)
 }
 
+// LongestPause is the longest time in [from, to] in which no execution of
+// an owner that counts (nil: every owner) started, up to the ledger's last
+// start: a run that ended within the window did not pause after it. It is
+// how long a fault stopped the work.
+func (l *Ledger) LongestPause(from, to time.Time, counts func(owner string) bool) time.Duration {
+	rows := l.Intervals()
+	var last time.Time
+	for _, iv := range rows {
+		if iv.Start.After(last) {
+			last = iv.Start
+		}
+	}
+	if last.Before(to) {
+		to = last
+	}
+	starts := []time.Time{from, to}
+	for _, iv := range rows {
+		if (counts == nil || counts(iv.Owner)) && iv.Start.After(from) && iv.Start.Before(to) {
+			starts = append(starts, iv.Start)
+		}
+	}
+	slices.SortFunc(starts, time.Time.Compare)
+	var longest time.Duration
+	for i := 1; i < len(starts); i++ {
+		longest = max(longest, starts[i].Sub(starts[i-1]))
+	}
+	return longest.Round(time.Millisecond)
+}
+
 // ledgerProblems lists executions without an end and executions of one task
 // that overlap in time or whose attempts do not rise, and counts the tasks
 // that ran more than once.
