@@ -13,6 +13,8 @@
 #   scripts/group-replication.sh stop     shut the members down
 #   scripts/group-replication.sh kill N   SIGKILL member N (start brings it
 #                                         back into the group)
+#   scripts/group-replication.sh freeze N / thaw N   SIGSTOP / SIGCONT
+#                                         member N
 #   scripts/group-replication.sh sql N    a mysql client on member N
 #
 # Environment: LEASEGEN_MYSQL97_ROOT (the chroot, as for mysql97.sh),
@@ -100,12 +102,19 @@ launch() {
 # $2 is "bootstrap", and waits until it is ONLINE.
 join() {
   local n=$1 how=${2:-}
-  sql "$n" -e "SET SQL_LOG_BIN = 0;
-    CREATE USER IF NOT EXISTS rpl@'%' IDENTIFIED BY 'rpl';
-    GRANT REPLICATION SLAVE, CONNECTION_ADMIN, BACKUP_ADMIN, GROUP_REPLICATION_STREAM ON *.* TO rpl@'%';
-    SET SQL_LOG_BIN = 1;
-    CHANGE REPLICATION SOURCE TO SOURCE_USER = 'rpl', SOURCE_PASSWORD = 'rpl' FOR CHANNEL 'group_replication_recovery';" ||
-    die "preparing member $n failed"
+  # A member expelled while it was frozen or cut off stays in ERROR, read
+  # only, until Group Replication is restarted on it.
+  case "$(state "$n")" in ERROR | RECOVERING) sql "$n" -e "STOP GROUP_REPLICATION" || true ;; esac
+  # The recovery channel's user, once per member (a read-only member
+  # refuses even CREATE USER IF NOT EXISTS).
+  if [ "$(sql "$n" -N -e "SELECT COUNT(*) FROM mysql.user WHERE user = 'rpl'")" = 0 ]; then
+    sql "$n" -e "SET SQL_LOG_BIN = 0;
+      CREATE USER rpl@'%' IDENTIFIED BY 'rpl';
+      GRANT REPLICATION SLAVE, CONNECTION_ADMIN, BACKUP_ADMIN, GROUP_REPLICATION_STREAM ON *.* TO rpl@'%';
+      SET SQL_LOG_BIN = 1;
+      CHANGE REPLICATION SOURCE TO SOURCE_USER = 'rpl', SOURCE_PASSWORD = 'rpl' FOR CHANNEL 'group_replication_recovery';" ||
+      die "preparing member $n failed"
+  fi
   if [ "$how" = bootstrap ]; then
     sql "$n" -e "SET GLOBAL group_replication_bootstrap_group = ON; START GROUP_REPLICATION;
       SET GLOBAL group_replication_bootstrap_group = OFF;" || die "bootstrapping the group on member $n failed"
@@ -138,7 +147,16 @@ start() {
       join "$n"
     fi
   done
-  [ "$(online 1)" = "${#MEMBERS[@]}" ] || die "the group has $(online 1) members ONLINE, want ${#MEMBERS[@]}"
+  # A thawed member still believes in its old view for a moment, then finds
+  # itself expelled: it rejoins by itself, or is joined again here.
+  for _ in $(seq 1 240); do
+    [ "$(online 1)" = "${#MEMBERS[@]}" ] && return
+    for n in "${MEMBERS[@]}"; do
+      case "$(state "$n")" in ERROR | OFFLINE) join "$n" ;; esac
+    done
+    sleep 0.5
+  done
+  die "the group has $(online 1) members ONLINE, want ${#MEMBERS[@]}"
 }
 
 stop() {
@@ -159,11 +177,13 @@ env)
   ;;
 stop) stop ;;
 kill) signal_pidfile "$ROOT/srv/gr/member${2:?member}.pid" "member $2" KILL ;;
+freeze) signal_pidfile "$ROOT/srv/gr/member${2:?member}.pid" "member $2" STOP ;;
+thaw) signal_pidfile "$ROOT/srv/gr/member${2:?member}.pid" "member $2" CONT ;;
 sql)
   shift
   n=${1:-1}
   shift || true
   sql "$n" "$@"
   ;;
-*) die "usage: $0 start|env|stop|kill N|sql [N] [args]" ;;
+*) die "usage: $0 start|env|stop|kill N|freeze N|thaw N|sql [N] [args]" ;;
 esac

@@ -14,6 +14,8 @@
 #   scripts/patroni.sh kill N   SIGKILL node N's Patroni and PostgreSQL, as
 #                               a machine's crash would (start brings it
 #                               back, as a standby of the new leader)
+#   scripts/patroni.sh freeze N / thaw N   SIGSTOP / SIGCONT node N's
+#                               Patroni and PostgreSQL, as a stalled machine
 #   scripts/patroni.sh stop     stop both nodes and etcd
 #   scripts/patroni.sh leader   print the leader's node number
 #
@@ -174,6 +176,17 @@ kill_node() {
   die "node $n did not die"
 }
 
+# signal_node sends signal $2 to every process of node $1: Patroni, the
+# postmaster and its children (the backends, whose command lines do not
+# name the node), the postmaster first so that it starts none meanwhile.
+signal_node() {
+  local pm
+  pm=$(head -1 "$DIR/node$1/data/postmaster.pid" 2>/dev/null) || die "node $1 has no postmaster.pid"
+  kill "-$2" "$pm" || die "node $1's postmaster (pid $pm) is not running"
+  pkill "-$2" -P "$pm" || true
+  pkill "-$2" -f "patroni $DIR/node$1.yml" || die "node $1's Patroni is not running"
+}
+
 stop() {
   local n
   for n in "${NODES[@]}"; do pkill -TERM -f "patroni $DIR/node$n.yml" || true; done
@@ -195,7 +208,9 @@ env)
   echo "export LEASEGEN_PATRONI_URL='$(url)'"
   ;;
 kill) kill_node "${2:?node}" ;;
+freeze) signal_node "${2:?node}" STOP ;;
+thaw) signal_node "${2:?node}" CONT ;;
 leader) leader ;;
 stop) stop ;;
-*) die "usage: $0 start|env|kill N|leader|stop" ;;
+*) die "usage: $0 start|env|kill N|freeze N|thaw N|leader|stop" ;;
 esac

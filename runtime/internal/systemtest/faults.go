@@ -100,11 +100,19 @@ func (r *FaultRun) WaitFinished(t *testing.T, want int, stall time.Duration) {
 	}
 }
 
-// succeeded counts the succeeded tasks; during an outage it fails.
+// succeeded counts the succeeded tasks; during an outage it fails. It
+// gives up after countWait: on a frozen server (it accepts TCP and answers
+// nothing) a count would wait forever.
 func (r *FaultRun) succeeded() (int, error) {
-	counts, err := statusCounts(r.B.Driver)
+	ctx, cancel := context.WithTimeout(bg, countWait)
+	defer cancel()
+	counts, err := statusCounts(ctx, r.B.Driver)
 	return counts[runtime.StatusSuccess], err
 }
+
+// countWait bounds a FaultRun's count of its tasks: long enough for a
+// loaded machine, short beside the stall that fails the run.
+const countWait = 10 * time.Second
 
 // Running counts RUNNING tasks (the tasks in flight when a fault hits).
 func (r *FaultRun) Running(t *testing.T) int {

@@ -134,13 +134,13 @@ var bg = context.Background()
 // grouped count (a test polls it: it must cost what a COUNT(*) does).
 func (b *Bundle) StatusCounts(t testing.TB) map[runtime.Status]int {
 	t.Helper()
-	counts, err := statusCounts(b.Driver)
+	counts, err := statusCounts(bg, b.Driver)
 	dbtest.Must(t, "count the tasks", err)
 	return counts
 }
 
-func statusCounts(d driver.Driver) (map[runtime.Status]int, error) {
-	rows, err := d.Tables().TaskCountByTypeStatus(bg)
+func statusCounts(ctx context.Context, d driver.Driver) (map[runtime.Status]int, error) {
+	rows, err := d.Tables().TaskCountByTypeStatus(ctx)
 	counts := map[runtime.Status]int{}
 	for _, c := range rows {
 		counts[c.Status] += c.Tasks
