@@ -7,6 +7,30 @@ import (
 	"github.com/leasegen/leasegen/runtime/driver"
 )
 
+// maxSeparateWrites bounds the statements that executions send one by one
+// (a failure, a release, the attempt's history row, the read that checks a
+// failed write) running at once in a worker. Each holds a connection of
+// the pool: a worker whose 200 handlers failed at the same moment opened
+// 182 connections on MariaDB and past PostgreSQL's max_connections of 100,
+// and the server then refused other statements, the worker's heartbeats
+// among them. Completions are grouped by the completion loop instead.
+const maxSeparateWrites = 4
+
+// writeSlots is a counting semaphore.
+type writeSlots chan struct{}
+
+// take waits for a slot until ctx ends.
+func (s writeSlots) take(ctx context.Context) error {
+	select {
+	case s <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (s writeSlots) give() { <-s }
+
 // Waits between the tries of a fenced write: the first, doubling up to
 // the last.
 const (
