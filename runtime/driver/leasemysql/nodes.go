@@ -25,7 +25,8 @@ const NodeConnectTimeout = 2 * time.Second
 // Replication group in single-primary mode, each DSN naming the same
 // database on one node. A new connection goes to the node that served
 // the last one, or, when that node does not answer within
-// NodeConnectTimeout, is read-only (a demoted primary, a replica) or is
+// NodeConnectTimeout, is read-only (a demoted primary, a replica), is a
+// Group Replication member other than its group's ONLINE primary, or is
 // not ready (a Galera node outside the primary component), to the next
 // in order. A pooled connection that reports its node read-only or not
 // ready, or that broke, is closed instead of reused, and the next

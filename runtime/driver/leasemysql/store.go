@@ -5,6 +5,9 @@
 //	...
 //	engine := runtime.NewEngine(leasemysql.New(db))
 //
+// OpenNodes opens the pool on the nodes of a Galera cluster or a Group
+// Replication group instead, and follows the writable one.
+//
 // Claims take tasks with FOR UPDATE SKIP LOCKED in two steps (an index-only
 // scan, then the rows by id); limits are rows in leasegen_limits that a
 // limited claim locks by writing them (so that a Galera cluster certifies
