@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,4 +110,39 @@ func TestGroupReplicationPrimaryFrozen(t *testing.T) {
 	s := r.Stats()
 	t.Logf("primary (member %s) frozen: the workers paused %s at most, then finished 600 tasks on the new primary in %s while it stayed frozen; %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
 		member, r.Book.LongestPause(o.failedAt, o.healAt, nil), o.healAt.Sub(o.failedAt).Round(time.Millisecond), reran, s.Recovered, s.SelfFenced)
+}
+
+// A member outside its group that takes writes, as one restarted without
+// rejoining may (here a secondary that left the group, made writable), is
+// stale: OpenNodes passes over it, though it is listed first, for the
+// group's primary.
+func TestGroupReplicationOutsiderPassedOver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the Group Replication cases need a group (make test starts one)")
+	}
+	members := dbtest.GroupReplicationNodes(t)
+	outsider := -1
+	for i, m := range members {
+		var readOnly int
+		dbtest.Must(t, "read_only", harness.OpenPool(t, m).QueryRow("SELECT @@global.super_read_only").Scan(&readOnly))
+		if readOnly == 1 {
+			outsider = i // a secondary
+		}
+	}
+	if outsider < 0 {
+		t.Fatal("the group has no secondary")
+	}
+	root := harness.OpenPool(t, members[outsider])
+	t.Cleanup(func() { groupReplication(t, "start") })
+	for _, q := range []string{"STOP GROUP_REPLICATION", "SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF"} {
+		_, err := root.Exec(q)
+		dbtest.Must(t, q, err)
+	}
+	order := append([]string{members[outsider]}, slices.Delete(slices.Clone(members), outsider, outsider+1)...)
+	var port, outsiderPort string
+	dbtest.Must(t, "the outsider's port", root.QueryRow("SELECT @@port").Scan(&outsiderPort))
+	dbtest.Must(t, "a connection of OpenNodes' pool", nodesPool(t, order...).QueryRow("SELECT @@port").Scan(&port))
+	if port == outsiderPort {
+		t.Errorf("OpenNodes connected to member %d, outside its group and writable", outsider+1)
+	}
 }

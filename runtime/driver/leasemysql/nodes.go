@@ -129,8 +129,9 @@ var (
 	errNotPrimary   = errors.New("the node is not its replication group's ONLINE primary")
 )
 
-// noGroup reports a server that has no Group Replication to ask: MariaDB
-// (no server_uuid, 1193), or a MySQL without performance_schema (1146).
+// noGroup reports a server that has no Group Replication to ask: its
+// variable is unknown (1193: MariaDB, a MySQL without the plugin), or
+// performance_schema is off (1146).
 func noGroup(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && (me.Number == mysqlErrUnknownVariable || me.Number == mysqlErrNoSuchTable)
@@ -151,17 +152,11 @@ func takesWrites(ctx context.Context, conn sqldriver.Conn) error {
 	if fmt.Sprint(readOnly) != "0" {
 		return errNodeReadOnly
 	}
-	var state, role sqldriver.Value
-	err := queryRow(ctx, q, `SELECT MEMBER_STATE, MEMBER_ROLE FROM performance_schema.replication_group_members
-		WHERE MEMBER_ID = @@server_uuid`, &state, &role)
-	switch {
-	case err == nil && (fmt.Sprintf("%s", state) != "ONLINE" || fmt.Sprintf("%s", role) != "PRIMARY"):
-		return errNotPrimary // a restarted member outside its group may be writable, and stale
-	case err != nil && !errors.Is(err, io.EOF) && !noGroup(err):
+	if err := groupPrimary(ctx, q); err != nil {
 		return err
 	}
 	var name, wsrep sqldriver.Value
-	err = queryRow(ctx, q, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'", &name, &wsrep)
+	err := queryRow(ctx, q, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'", &name, &wsrep)
 	if errors.Is(err, io.EOF) || (err == nil && fmt.Sprintf("%s", wsrep) != "ON") {
 		return nil // not MariaDB, or no Galera
 	}
@@ -173,6 +168,33 @@ func takesWrites(ctx context.Context, conn sqldriver.Conn) error {
 		return err
 	case fmt.Sprintf("%s", ready) != "ON":
 		return errNodeNotReady
+	}
+	return nil
+}
+
+// groupPrimary checks, on a member of a Group Replication group (its
+// group_replication_group_name is set), that it is the group's ONLINE
+// primary: a member restarted outside its group may be writable, and
+// stale. A server without Group Replication passes.
+func groupPrimary(ctx context.Context, q sqldriver.QueryerContext) error {
+	var group sqldriver.Value
+	err := queryRow(ctx, q, "SELECT @@global.group_replication_group_name", &group)
+	switch {
+	case noGroup(err) || (err == nil && (group == nil || fmt.Sprintf("%s", group) == "")):
+		return nil
+	case err != nil:
+		return err
+	}
+	var state, role sqldriver.Value
+	err = queryRow(ctx, q, `SELECT MEMBER_STATE, MEMBER_ROLE FROM performance_schema.replication_group_members
+		WHERE MEMBER_ID = @@server_uuid`, &state, &role)
+	switch {
+	case errors.Is(err, io.EOF):
+		return errNotPrimary // not in the group at all
+	case err != nil:
+		return err
+	case fmt.Sprintf("%s", state) != "ONLINE" || fmt.Sprintf("%s", role) != "PRIMARY":
+		return errNotPrimary
 	}
 	return nil
 }
