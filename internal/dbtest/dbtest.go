@@ -30,14 +30,22 @@ const DSNParams = "parseTime=true&loc=UTC&time_zone=%27%2B00%3A00%27&interpolate
 // when none is set.
 func ServerDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(EnvDSN)
-	if dsn == "" {
+	return Setting(t, EnvDSN, "MySQL", "run `make test` with MariaDB up on 127.0.0.1:3306 (LEASEGEN_START_MYSQL=1 make test starts an installed one), or set "+EnvDSN+" to a server DSN such as root@tcp(127.0.0.1:3306)/")
+}
+
+// Setting returns the environment variable env, which enables the what
+// tests. When it is not set, it fails t under CI=true (CI must run every
+// test) and skips t elsewhere, saying how to enable them.
+func Setting(t testing.TB, env, what, enable string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set and CI=true: MySQL tests must run in CI", EnvDSN)
+			t.Fatalf("%s is not set and CI=true: the %s tests must run in CI", env, what)
 		}
-		t.Skipf("MySQL test skipped: run `make test` with MariaDB up on 127.0.0.1:3306 (LEASEGEN_START_MYSQL=1 make test starts an installed one), or set %s to a server DSN such as root@tcp(127.0.0.1:3306)/", EnvDSN)
+		t.Skipf("%s test skipped: %s", what, enable)
 	}
-	return dsn
+	return v
 }
 
 // EnvGaleraDSNs names the variable that lists the nodes of a MariaDB
@@ -67,14 +75,7 @@ func GroupReplicationNodes(t testing.TB) []string {
 
 func nodes(t testing.TB, env, what, how string) []string {
 	t.Helper()
-	list := os.Getenv(env)
-	if list == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set and CI=true: the %s tests must run in CI (make test sets it: %s)", env, what, how)
-		}
-		t.Skipf("%s test skipped: run `make test` as root (%s), or set %s to the nodes' DSNs, comma-separated", what, how, env)
-	}
-	return strings.Split(list, ",")
+	return strings.Split(Setting(t, env, what, "run `make test` as root ("+how+"), or set "+env+" to the nodes' DSNs, comma-separated"), ",")
 }
 
 // Database is one test's database.

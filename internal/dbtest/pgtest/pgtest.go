@@ -15,11 +15,12 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver for database/sql
+
+	"github.com/leasegen/leasegen/internal/dbtest"
 )
 
 // EnvDSN names the variable that enables the PostgreSQL tests.
@@ -29,14 +30,7 @@ const EnvDSN = "LEASEGEN_POSTGRES_DSN"
 // when none is set.
 func ServerDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(EnvDSN)
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set and CI=true: PostgreSQL tests must run in CI", EnvDSN)
-		}
-		t.Skipf("PostgreSQL test skipped: run `make test` with PostgreSQL up on 127.0.0.1:5432, or set %s to a URL such as postgres://leasegen:leasegen@127.0.0.1:5432/postgres", EnvDSN)
-	}
-	return dsn
+	return dbtest.Setting(t, EnvDSN, "PostgreSQL", "run `make test` with PostgreSQL up on 127.0.0.1:5432, or set "+EnvDSN+" to a URL such as postgres://leasegen:leasegen@127.0.0.1:5432/postgres")
 }
 
 // EnvPatroniURL names the variable that holds the URL of a Patroni
@@ -48,14 +42,7 @@ const EnvPatroniURL = "LEASEGEN_PATRONI_URL"
 // under CI) when it is not set.
 func PatroniURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(EnvPatroniURL)
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set and CI=true: the Patroni tests must run in CI (make test sets it: scripts/patroni.sh starts a leader and a standby)", EnvPatroniURL)
-		}
-		t.Skipf("Patroni test skipped: run `make test` as root (scripts/patroni.sh starts a leader and a standby), or set %s", EnvPatroniURL)
-	}
-	return u
+	return dbtest.Setting(t, EnvPatroniURL, "Patroni", "run `make test` as root (scripts/patroni.sh starts a leader and a standby), or set "+EnvPatroniURL)
 }
 
 // New creates a fresh database for t on the server of EnvDSN, drops it
