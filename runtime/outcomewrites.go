@@ -10,10 +10,10 @@ import (
 // maxSeparateWrites bounds the statements that executions send one by one
 // (a failure, a release, the attempt's history row, the read that checks a
 // failed write) running at once in a worker. Each holds a connection of
-// the pool: a worker whose 200 handlers failed at the same moment opened
-// 182 connections on MariaDB and past PostgreSQL's max_connections of 100,
-// and the server then refused other statements, the worker's heartbeats
-// among them. Completions are grouped by the completion loop instead.
+// the pool: a worker whose 200 handlers failed at the same moment took
+// 150 connections on MariaDB, all its max_connections of 151 allowed, and
+// exhausted PostgreSQL's 100, and the server then refused other
+// statements, the worker's heartbeats among them. Completions are grouped by the completion loop instead.
 const maxSeparateWrites = 4
 
 // writeSlots is a counting semaphore.
