@@ -126,10 +126,10 @@ func (s *store) Check(ctx context.Context) error {
 	if err := refuse(version); err != nil {
 		return err
 	}
-	err := s.db.QueryRowContext(ctx, `SELECT VERSION(), @@session.time_zone, @@system_time_zone,
+	err := s.db.QueryRowContext(ctx, `SELECT @@session.time_zone, @@system_time_zone,
 		TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@innodb_autoinc_lock_mode, @@auto_increment_increment,
 		CAST('2000-01-01 00:00:00' AS DATETIME), @@max_allowed_packet`).
-		Scan(&version, &tz, &systemTZ, &offsetSeconds, &lockMode, &increment, &probe, &maxPacket)
+		Scan(&tz, &systemTZ, &offsetSeconds, &lockMode, &increment, &probe, &maxPacket)
 	if err != nil {
 		if isScanTimeError(err) {
 			return fmt.Errorf("leasegen: the MySQL DSN needs parseTime=true: %w", err)
