@@ -64,6 +64,14 @@ func (t *Task) SetResult(result string) {
 // at all. It returns ErrLeaseLost when the lease is no longer held, in which
 // case the caller must roll tx back. After a successful CompleteTx and
 // commit, the handler's return value is ignored.
+//
+// The transaction is the caller's, so leasegen sets no bound on its
+// session: a worker cut off from the database between CompleteTx and the
+// commit leaves the task's row locked until the server ends the session
+// (MySQL's wait_timeout, PostgreSQL's idle_in_transaction_session_timeout,
+// TCP keepalives), and lease recovery passes the task over until then.
+// RunIdempotent bounds that to the lease and a second; so can the caller,
+// with those settings on the connections it commits through.
 func (t *Task) CompleteTx(ctx context.Context, tx *sql.Tx) error {
 	if t.exec == nil {
 		return fmt.Errorf("%w: CompleteTx called outside a worker", ErrInvalidTask)

@@ -176,3 +176,12 @@ func TestGaleraReadOnlyNodeIsLeft(t *testing.T) {
 	t.Logf("node 3 read-only under its workers: they paused %s at most, then finished 600 tasks on node 1 in %s; %d tasks ran again, 0 lost",
 		r.Book.LongestPause(o.failedAt, o.healAt, nil), o.healAt.Sub(o.failedAt).Round(time.Millisecond), reran)
 }
+
+// Three worker hosts, each a network namespace with its worker process on
+// a node of its own, and the first cut off the network mid-run: the
+// others recover its tasks, the limit holds across the nodes, and every
+// task's effect commits once.
+func TestGaleraWorkerHostCutOff(t *testing.T) {
+	db, dsns := galeraDB(t)
+	systemtest.HostCutOff(t, systemtest.SetupOn(t, &harness, db), dsns)
+}

@@ -146,3 +146,12 @@ func TestGroupReplicationOutsiderPassedOver(t *testing.T) {
 		t.Errorf("OpenNodes connected to member %d, outside its group and writable", outsider+1)
 	}
 }
+
+// Three worker hosts, each a network namespace with its worker process on
+// the group's primary, and the first cut off the network mid-run: the
+// others recover its tasks and every task's effect commits once.
+func TestGroupReplicationWorkerHostCutOff(t *testing.T) {
+	dsns, primary := groupDB(t)
+	db := drivertest.OpenDB(t, &harness, dsns[primary])
+	systemtest.HostCutOff(t, systemtest.SetupOn(t, &harness, db), dsns[primary:primary+1])
+}

@@ -110,3 +110,16 @@ func TestPatroniLeaderFrozen(t *testing.T) {
 	t.Logf("leader (node %s) frozen: the workers paused %s at most, then finished 600 tasks on the new leader in %s while it stayed frozen; %d tasks ran again, 0 lost; %d recovered, %d self-fenced",
 		leader, r.Book.LongestPause(frozenAt, thawAt, nil), thawAt.Sub(frozenAt).Round(time.Millisecond), reran, s.Recovered, s.SelfFenced)
 }
+
+// Three worker hosts, each a network namespace with its worker process on
+// the cluster's URL (both nodes, read-write), and the first cut off the
+// network mid-run: the others recover its tasks and every task's effect
+// commits once.
+func TestPatroniWorkerHostCutOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the Patroni cases need a cluster (make test starts one)")
+	}
+	url := pgtest.NewOn(t, pgtest.PatroniURL(t))
+	awaitOnEveryNode(t, url)
+	systemtest.HostCutOff(t, systemtest.SetupOn(t, &harness, drivertest.OpenDB(t, &harness, url)), []string{url})
+}

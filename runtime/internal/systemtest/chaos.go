@@ -31,6 +31,7 @@ const (
 	envChaosWorker = "LEASEGEN_CHAOS_WORKER" // the worker id
 	envChaosDSN    = "LEASEGEN_CHAOS_DSN"
 	envChaosLedger = "LEASEGEN_CHAOS_LEDGER" // file the handlers append to
+	envChaosLimit  = "LEASEGEN_CHAOS_LIMIT"  // the chaos type's concurrency limit, if set
 )
 
 // ledgerLine is one line of a chaos worker's Ledger file: a handler's start
@@ -46,7 +47,7 @@ type ledgerLine struct {
 
 // chaosWorkerMain runs one worker process until SIGTERM (or SIGKILL): each
 // task sleeps as its payload says, then commits its effect with a fenced
-// completion. Every handler start and end is appended to the Ledger file
+// completion (RunEffect). Every handler start and end is appended to the Ledger file
 // with one write, so a kill leaves whole lines.
 func chaosWorkerMain(h *drivertest.Harness) int {
 	owner := os.Getenv(envChaosWorker)
@@ -71,6 +72,10 @@ func chaosWorkerMain(h *drivertest.Harness) int {
 	if err != nil {
 		return fail(err)
 	}
+	opts := []runtime.HandlerOption{runtime.WithBackoff(FastBackoff)}
+	if limit, err := strconv.Atoi(os.Getenv(envChaosLimit)); err == nil {
+		opts = append(opts, runtime.WithConcurrency(limit))
+	}
 	err = w.Handle("chaos", func(ctx context.Context, task *runtime.Task) error {
 		line := ledgerLine{Task: task.ID, Type: task.Type, Attempt: task.Attempt, Owner: owner}
 		write(line)
@@ -86,12 +91,12 @@ func chaosWorkerMain(h *drivertest.Harness) int {
 			end()
 			return ctx.Err()
 		}
-		err := CommitEffect(ctx, h, db, task, owner, end)
+		err := RunEffect(ctx, h, task, owner, end)
 		if !line.End { // failed before the commit
 			end()
 		}
 		return err
-	})
+	}, opts...)
 	if err != nil {
 		return fail(err)
 	}

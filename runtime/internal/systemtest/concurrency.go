@@ -47,6 +47,22 @@ func CommitEffect(ctx context.Context, h *drivertest.Harness, db *sql.DB, task *
 	return nil
 }
 
+// RunEffect is CommitEffect through runtime.RunIdempotent, the path of the
+// generated idempotent handlers: the server ends the transaction's session
+// after the lease and a second of silence, so a worker cut off before its
+// commit holds the task's row no longer than that (a transaction of the
+// caller's own, as CommitEffect's, holds it until the server notices the
+// connection is gone).
+func RunEffect(ctx context.Context, h *drivertest.Harness, task *runtime.Task, owner string, beforeCommit func()) error {
+	return runtime.RunIdempotent(ctx, task, "", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, h.SQL("INSERT INTO effects (task_id, attempt, owner) VALUES (?, ?, ?)"), task.ID, task.Attempt, owner); err != nil {
+			return fmt.Errorf("insert: %w", err)
+		}
+		beforeCommit()
+		return nil
+	})
+}
+
 // CheckEffects fails t unless every task in want has exactly one effect.
 func CheckEffects(t *testing.T, db *drivertest.DB, want int) (duplicates int) {
 	t.Helper()

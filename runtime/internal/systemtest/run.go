@@ -8,10 +8,12 @@ import (
 	"github.com/leasegen/leasegen/runtime/driver/drivertest"
 )
 
-// root is the top-level test that runs Run: the kill -9 cases run the
-// test binary again with it as the worker processes. A test binary runs
-// one driver's suite.
-var root string
+// root is the top-level test that runs Run: the kill -9 and worker host
+// cases run the test binary again with it as the worker processes. A test
+// binary runs one driver's suite, from a test named TestSystem by
+// convention, which cases exported to a driver's own tests (HostCutOff)
+// count on.
+var root = "TestSystem"
 
 // Run runs the runtime's system suite on the engine of h: workers and
 // clients through the runtime (retries, cancellation, stops, idempotent
@@ -158,6 +160,7 @@ var networkCases = []struct {
 	{"FaultOneWorkerCutOff", testFaultOneWorkerCutOff},
 	{"EnqueueOutcomeUnknown", testEnqueueOutcomeUnknown},
 	{"LostOutcomeIsRetried", testLostOutcomeIsRetried},
+	{"WorkerHostCutOff", func(t *testing.T, b *Bundle) { HostCutOff(t, b, []string{b.DB.DSN}) }},
 }
 
 // serverCases kill and freeze a private server.
