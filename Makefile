@@ -7,7 +7,7 @@ STATICCHECK := $(GO) tool -modfile=tools.mod staticcheck
 # PostgreSQL when they are installed but down (CI=true).
 MYSQL_ENV := eval "$$(scripts/mysql-env.sh)" && eval "$$(scripts/postgres-env.sh)"
 
-.PHONY: help generate check lint test test-short test-mysql97 test-galera mysql97 bench bench-smoke bench-gen demo fuzz ui-screenshots ui-million
+.PHONY: help generate check lint test test-short test-mysql97 test-galera test-replicated mysql97 bench bench-smoke bench-gen demo fuzz ui-screenshots ui-million
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -73,6 +73,14 @@ test-mysql97: ## the MySQL-engine tests again, on Oracle MySQL 9.7 (127.0.0.1:33
 test-galera: ## the MySQL driver's conformance and system suites again, on node 1 of a Galera cluster (scripts/galera.sh)
 	@$(GALERA_ENV); [ -n "$${LEASEGEN_GALERA_DSNS:-}" ] || exit 0; export LEASEGEN_MYSQL_DSN="$${LEASEGEN_GALERA_DSNS%%,*}"; \
 	$(GO) test -count=1 -timeout 15m -skip $(REPLICATED) ./runtime/driver/leasemysql/
+
+test-replicated: ## the drivers' conformance and system suites again, on the Group Replication primary and the Patroni leader
+	@$(GR_ENV); [ -z "$${LEASEGEN_GR_DSNS:-}" ] || { eval "$$(scripts/postgres-env.sh)"; \
+	  n=$$(scripts/group-replication.sh primary) && export LEASEGEN_MYSQL_DSN="$$(echo "$$LEASEGEN_GR_DSNS" | cut -d, -f$$n)" && \
+	  $(GO) test -count=1 -timeout 15m -run '^Test(Conformance|System)$$' ./runtime/driver/leasemysql/; } || exit 1
+	@$(PATRONI_ENV); [ -z "$${LEASEGEN_PATRONI_URL:-}" ] || { \
+	  url=$$(scripts/patroni.sh leader-url) && export LEASEGEN_POSTGRES_DSN="$$url" && \
+	  $(GO) test -count=1 -timeout 15m -run '^Test(Conformance|System)$$' ./runtime/driver/leasepostgres/; }
 
 mysql97: ## build (once) and start Oracle MySQL 9.7 on 127.0.0.1:3307 for tests, the demo and benchmarks
 	scripts/mysql97.sh start

@@ -11,6 +11,7 @@
 #                                         of LEASEGEN_GR_DSNS (the members'
 #                                         server DSNs, comma-separated)
 #   scripts/group-replication.sh stop     shut the members down
+#   scripts/group-replication.sh primary  print the primary's number
 #   scripts/group-replication.sh kill N   SIGKILL member N (start brings it
 #                                         back into the group)
 #   scripts/group-replication.sh freeze N / thaw N   SIGSTOP / SIGCONT
@@ -62,6 +63,20 @@ ping() {
 state() {
   sql "$1" -N -e "SELECT MEMBER_STATE FROM performance_schema.replication_group_members
     WHERE MEMBER_ID = @@server_uuid" 2>/dev/null || true
+}
+
+# primary prints the number of the member that is the group's primary.
+primary() {
+  local n port
+  for n in "${MEMBERS[@]}"; do
+    port=$(sql "$n" -N -e "SELECT MEMBER_PORT FROM performance_schema.replication_group_members
+      WHERE MEMBER_ROLE = 'PRIMARY' AND MEMBER_STATE = 'ONLINE'" 2>/dev/null) || continue
+    if [ -n "$port" ]; then
+      echo $((port - PORT + 1))
+      return
+    fi
+  done
+  die "no member is the primary"
 }
 
 online() {
@@ -176,6 +191,7 @@ env)
   echo "export LEASEGEN_GR_DSNS='$(server_dsns "${MEMBERS[@]}")'"
   ;;
 stop) stop ;;
+primary) primary ;;
 kill) signal_pidfile "$ROOT/srv/gr/member${2:?member}.pid" "member $2" KILL ;;
 freeze) signal_pidfile "$ROOT/srv/gr/member${2:?member}.pid" "member $2" STOP ;;
 thaw) signal_pidfile "$ROOT/srv/gr/member${2:?member}.pid" "member $2" CONT ;;
@@ -185,5 +201,5 @@ sql)
   shift || true
   sql "$n" "$@"
   ;;
-*) die "usage: $0 start|env|stop|kill N|freeze N|thaw N|sql [N] [args]" ;;
+*) die "usage: $0 start|env|stop|primary|kill N|freeze N|thaw N|sql [N] [args]" ;;
 esac

@@ -18,6 +18,7 @@
 #                               Patroni and PostgreSQL, as a stalled machine
 #   scripts/patroni.sh stop     stop both nodes and etcd
 #   scripts/patroni.sh leader   print the leader's node number
+#   scripts/patroni.sh leader-url   print a URL of the leader alone
 #
 # Environment: LEASEGEN_PATRONI_DIR (default /var/lib/leasegen-patroni),
 # LEASEGEN_PATRONI_PORT (node 1's PostgreSQL port, default 5441; node 2
@@ -211,6 +212,7 @@ kill) kill_node "${2:?node}" ;;
 freeze) signal_node "${2:?node}" STOP ;;
 thaw) signal_node "${2:?node}" CONT ;;
 leader) leader ;;
+leader-url) echo "postgres://postgres:postgres@127.0.0.1:$(port "$(leader)")/postgres?sslmode=disable" ;;
 stop) stop ;;
-*) die "usage: $0 start|env|kill N|freeze N|thaw N|leader|stop" ;;
+*) die "usage: $0 start|env|kill N|freeze N|thaw N|leader|leader-url|stop" ;;
 esac
