@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leasegen/leasegen/internal/nethost"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -68,12 +69,21 @@ const (
 // name.
 func serverCPUName(name string) string { return "server CPU per task, " + name }
 
+// hostsBurnName is the burn-down figure of hosts worker hosts, a worker
+// process each with the default Config.
+func hostsBurnName(o options, hosts int) string {
+	return fmt.Sprintf("burn-down, %d worker host(s) x default Config (%s no-op tasks)", hosts, number(float64(o.burn)))
+}
+
 // burnDown queues o.burn no-op tasks and times procs worker processes of
 // slots slots (0: the default Config) working them off, from the first
 // claim to the last completion on the database's clock, as figure name.
+// onHosts puts each process on a worker host of its own (a network
+// namespace, see nethost), which reaches the database through a forwarder
+// in this process.
 // With one process on MySQL it also takes the statements the server
 // received per task from its Questions counter.
-func burnDown(ctx context.Context, o options, s *scratch, procs, slots int, name string, t *table) error {
+func burnDown(ctx context.Context, o options, s *scratch, procs, slots int, onHosts bool, name string, t *table) error {
 	binlogBefore, binlogOn, err := binlogBytes(ctx, s)
 	if err != nil {
 		return err
@@ -104,7 +114,14 @@ func burnDown(ctx context.Context, o options, s *scratch, procs, slots int, name
 			name := fmt.Sprintf("burn-%s-%dproc-%d.pprof", s.kind, procs, i+1)
 			args = append(args, "-child-cpuprofile", filepath.Join(o.profileDirs, name))
 		}
-		c, err := startChild(s, "worker", args...)
+		var host *nethost.Host
+		if onHosts {
+			if host, err = nethost.New(); err != nil {
+				return err
+			}
+			defer host.Close()
+		}
+		c, err := startChildOn(s, host, "worker", args...)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leasegen/leasegen/internal/nethost"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -189,11 +190,27 @@ type child struct {
 
 // startChild runs this binary with -child mode and args for s's database.
 func startChild(s *scratch, mode string, args ...string) (*child, error) {
+	return startChildOn(s, nil, mode, args...)
+}
+
+// startChildOn is startChild on a worker host (nil: this machine), which
+// reaches the database through its forwarders.
+func startChildOn(s *scratch, host *nethost.Host, mode string, args ...string) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, append([]string{"-child", mode, "-child-engine", s.kind, "-child-db", s.target}, args...)...)
+	target := s.target
+	if host != nil {
+		if target, err = host.Reach(target); err != nil {
+			return nil, err
+		}
+	}
+	args = append([]string{"-child", mode, "-child-engine", s.kind, "-child-db", target}, args...)
+	cmd := exec.Command(exe, args...)
+	if host != nil {
+		cmd = host.Command(exe, args...)
+	}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -14,6 +14,9 @@ type step struct {
 	measure     func(ctx context.Context, s *scratch, t *table) error
 }
 
+// hostCounts are the numbers of worker hosts the hosts group measures.
+var hostCounts = []int{1, 2, 4, 8}
+
 func steps(o options) []step {
 	all := []step{
 		{"enqueue", "enqueue rates", func(ctx context.Context, s *scratch, t *table) error {
@@ -22,16 +25,23 @@ func steps(o options) []step {
 	}
 	if o.slots != defaultSlots {
 		all = append(all, step{"burn", "burn-down by 1 process, default Config", func(ctx context.Context, s *scratch, t *table) error {
-			return burnDown(ctx, o, s, 1, 0, defaultBurnName(o), t)
+			return burnDown(ctx, o, s, 1, 0, false, defaultBurnName(o), t)
 		}})
 	}
 	all = append(all, step{"burn", "burn-down by 1 process", func(ctx context.Context, s *scratch, t *table) error {
-		return burnDown(ctx, o, s, 1, o.slots, burnDownName(o, 1), t)
+		return burnDown(ctx, o, s, 1, o.slots, false, burnDownName(o, 1), t)
 	}})
 	if o.procs > 1 {
 		all = append(all, step{"burn", fmt.Sprintf("burn-down by %d processes", o.procs), func(ctx context.Context, s *scratch, t *table) error {
-			return burnDown(ctx, o, s, o.procs, o.slots, burnDownName(o, o.procs), t)
+			return burnDown(ctx, o, s, o.procs, o.slots, false, burnDownName(o, o.procs), t)
 		}})
+	}
+	if o.kind() != kindSQLite { // an embedded file has no network to cross
+		for _, n := range hostCounts {
+			all = append(all, step{"hosts", fmt.Sprintf("burn-down by %d worker hosts", n), func(ctx context.Context, s *scratch, t *table) error {
+				return burnDown(ctx, o, s, n, 0, true, hostsBurnName(o, n), t)
+			}})
+		}
 	}
 	return append(all, []step{
 		{"ceiling", "row-update ceiling", ceiling},
