@@ -112,6 +112,20 @@ func chaosWorkerMain(h *drivertest.Harness) int {
 	return 0
 }
 
+// enqueueChaos creates the effects table and enqueues n chaos tasks of 20
+// to 80 ms, for worker processes of chaosWorkerMain.
+func enqueueChaos(t *testing.T, b *Bundle, n int) {
+	t.Helper()
+	b.DB.MustExec(t, EffectsTable)
+	reqs := make([]runtime.Request, n)
+	for i := range reqs {
+		reqs[i] = runtime.Request{Type: "chaos", Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 20+rand.IntN(60)),
+			Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(50)}}
+	}
+	_, err := b.Client.EnqueueMany(bg, reqs)
+	dbtest.Must(t, "enqueue", err)
+}
+
 // chaosProc is one running worker process.
 type chaosProc struct {
 	id  string
@@ -131,14 +145,7 @@ func testKill9WorkerProcesses(t *testing.T, b *Bundle) {
 		processes = 3
 		maxKills  = 8
 	)
-	b.DB.MustExec(t, EffectsTable)
-	reqs := make([]runtime.Request, tasks)
-	for i := range reqs {
-		reqs[i] = runtime.Request{Type: "chaos", Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 20+rand.IntN(60)),
-			Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(50)}}
-	}
-	_, err := b.Client.EnqueueMany(bg, reqs)
-	dbtest.Must(t, "enqueue", err)
+	enqueueChaos(t, b, tasks)
 
 	dir := t.TempDir()
 	killedAt := map[string]time.Time{}

@@ -2,7 +2,6 @@ package systemtest
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,14 +40,7 @@ func HostCutOff(t *testing.T, b *Bundle, dsns []string) {
 		t.Skip("worker hosts skipped in -short mode")
 	}
 	dbtest.RequireNetHosts(t)
-	b.DB.MustExec(t, EffectsTable)
-	reqs := make([]runtime.Request, hostTasks)
-	for i := range reqs {
-		reqs[i] = runtime.Request{Type: "chaos", Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 20+rand.IntN(60)),
-			Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(50)}}
-	}
-	_, err := b.Client.EnqueueMany(bg, reqs)
-	dbtest.Must(t, "enqueue", err)
+	enqueueChaos(t, b, hostTasks)
 
 	dir := t.TempDir()
 	hosts := make([]*nethost.Host, hostCount)
