@@ -166,7 +166,8 @@ func (b *builder) findDirective(doc *ast.CommentGroup) *ast.Comment {
 	return found
 }
 
-// fieldTags reads leasegen:"key" and leasegen:"owner" tags.
+// fieldTags reads leasegen:"key", leasegen:"owner" and
+// leasegen:"concurrency_key" tags.
 func (b *builder) fieldTags(t *Task, st *types.Struct) {
 	keyTagged := false
 	for i := range st.NumFields() {
@@ -184,8 +185,10 @@ func (b *builder) fieldTags(t *Task, st *types.Struct) {
 			name, conv = &t.KeyField, &t.KeyNeedsConv
 		case "owner":
 			name, conv = &t.OwnerField, &t.OwnerNeedsConv
+		case "concurrency_key":
+			name, conv = &t.ConcurrencyKeyField, &t.ConcurrencyKeyNeedsConv
 		default:
-			b.errs.add(pos, didYouMean(tag, []string{"key", "owner"}), "unknown leasegen tag %q on field %s", tag, f.Name())
+			b.errs.add(pos, didYouMean(tag, []string{"key", "owner", "concurrency_key"}), "unknown leasegen tag %q on field %s", tag, f.Name())
 			continue
 		}
 		basic, isBasic := f.Type().Underlying().(*types.Basic)
@@ -209,6 +212,15 @@ func (b *builder) fieldTags(t *Task, st *types.Struct) {
 			"idempotent task %s has no key field: each task's writes commit once, with its completion, but two tasks for the same work both do it", t.TypeName)
 	case t.KeyField != "" && !t.Options.Unique && !t.Options.Idempotent:
 		b.errs.add(t.Pos, "add unique (deduplicate at enqueue) or idempotent (skip repeated work) to the directive", "key field %s of %s has no effect", t.KeyField, t.TypeName)
+	}
+	keyed := t.Options.KeyConcurrency > 0 || t.Options.Sequential
+	switch {
+	case keyed && t.ConcurrencyKeyField == "":
+		b.errs.add(t.Pos, "tag the string field whose value groups the tasks with `leasegen:\"concurrency_key\"`",
+			"task %s has key_concurrency or sequential but no concurrency key field", t.TypeName)
+	case !keyed && t.ConcurrencyKeyField != "":
+		b.errs.add(t.Pos, "add key_concurrency=N (at most N of a key at once) or sequential (one at a time, in enqueue order) to the directive",
+			"concurrency key field %s of %s has no effect", t.ConcurrencyKeyField, t.TypeName)
 	}
 }
 

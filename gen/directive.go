@@ -25,6 +25,13 @@ type options struct {
 	Concurrency int
 	Idempotent  bool
 	Unique      bool
+	// KeyConcurrency bounds the running tasks of one concurrency key
+	// (key_concurrency=N); Sequential runs a key's tasks one at a time in
+	// enqueue order (sequential, or sequential=block to hold the key
+	// after a failure).
+	KeyConcurrency int
+	Sequential     bool
+	BlockOnFailure bool
 
 	// A periodic task's schedule: Cron (in Zone) or Every.
 	Cron        string
@@ -48,7 +55,7 @@ type optionError struct {
 
 // optionNames lists every option, for hints.
 var optionNames = []string{"name", "priority", "max_attempts", "timeout", "lease", "backoff", "concurrency", "idempotent", "unique",
-	"cron", "tz", "every", "misfire", "overlap", "payload"}
+	"key_concurrency", "sequential", "cron", "tz", "every", "misfire", "overlap", "payload"}
 
 var taskNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:-]*$`)
 
@@ -117,6 +124,20 @@ func parseDirective(text string) (options, []optionError) {
 			if needValue() {
 				o.Concurrency = parseInt(value, 1, 1<<31-1, func(msg string) { fail("", "concurrency %s", msg) })
 			}
+		case "key_concurrency":
+			if needValue() {
+				o.KeyConcurrency = parseInt(value, 1, 1<<31-1, func(msg string) { fail("", "key_concurrency %s", msg) })
+			}
+		case "sequential":
+			o.Sequential = true
+			switch {
+			case !hasValue || value == "continue":
+			case value == "block":
+				o.BlockOnFailure = true
+			default:
+				fail("write sequential (a failed task lets the next start) or sequential=block (it holds the key until retried or discarded)",
+					"unknown sequential rule %q", value)
+			}
 		case "timeout":
 			if needValue() {
 				o.Timeout = parseDuration(value, time.Millisecond, func(msg string) { fail("write a Go duration such as 90s or 5m", "timeout %s", msg) })
@@ -181,7 +202,12 @@ func parseDirective(text string) (options, []optionError) {
 			fail(hint, "unknown option %q", key)
 		}
 	}
-	return o, append(errs, checkSchedule(o, seen)...)
+	errs = append(errs, checkSchedule(o, seen)...)
+	if _, both := seen["key_concurrency"]; both && o.Sequential {
+		errs = append(errs, optionError{Offset: seen["sequential"], Hint: "sequential runs one task of a key at a time: drop key_concurrency=",
+			Msg: "sequential and key_concurrency both given"})
+	}
+	return o, errs
 }
 
 // checkSchedule checks the schedule options together: each error is at

@@ -148,7 +148,8 @@ func emitEnqueueBatchTx(t *Task) jen.Code {
 }
 
 // emitRequest writes newXRequest: encode the payload and put the
-// annotation's defaults, the owner and the unique key before opts.
+// annotation's defaults, the owner, the unique key and the concurrency key
+// before opts.
 func emitRequest(t *Task) jen.Code {
 	var defaults []jen.Code
 	if t.Options.Priority != 0 {
@@ -162,6 +163,17 @@ func emitRequest(t *Task) jen.Code {
 	}
 	if t.Options.Unique {
 		defaults = append(defaults, jen.Qual(runtimePath, "WithUniqueKey").Call(fieldString("p", t.KeyField, t.KeyNeedsConv)))
+	}
+	key := fieldString("p", t.ConcurrencyKeyField, t.ConcurrencyKeyNeedsConv)
+	switch {
+	case t.Options.Sequential:
+		rule := "SequenceContinue"
+		if t.Options.BlockOnFailure {
+			rule = "SequenceBlock"
+		}
+		defaults = append(defaults, jen.Qual(runtimePath, "WithSequentialKey").Call(key, jen.Qual(runtimePath, rule)))
+	case t.Options.KeyConcurrency > 0:
+		defaults = append(defaults, jen.Qual(runtimePath, "WithConcurrencyKey").Call(key, jen.Lit(t.Options.KeyConcurrency)))
 	}
 	options := jen.Id("opts")
 	if len(defaults) > 0 {

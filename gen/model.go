@@ -24,6 +24,10 @@ type Task struct {
 	// say the field's type is a named string type that needs string(...).
 	KeyField, OwnerField         string
 	KeyNeedsConv, OwnerNeedsConv bool
+	// ConcurrencyKeyField names the field tagged
+	// leasegen:"concurrency_key" ("" when absent).
+	ConcurrencyKeyField     string
+	ConcurrencyKeyNeedsConv bool
 
 	Pos token.Position
 }

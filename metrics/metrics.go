@@ -35,6 +35,7 @@ type Metrics struct {
 	recoveries        *prometheus.CounterVec
 	recoveryDelay     prometheus.Histogram
 	conflictRetries   prometheus.Counter
+	keyReleases       prometheus.Counter
 	queueDepth        *prometheus.GaugeVec
 	oldestQueued      *prometheus.GaugeVec
 	paused            *prometheus.GaugeVec
@@ -86,6 +87,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "async_task_recovery_delay_seconds", Help: "Time from a lease's expiry to its recovery.",
 			Buckets: latency,
 		}),
+		keyReleases: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "async_task_key_released_total", Help: "Waiting tasks given a slot of their concurrency key after a task of the key ended.",
+		}),
 		conflictRetries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "async_task_conflict_retries_total", Help: "Operations run again after a deadlock, a lock-wait timeout or a busy database.",
 		}),
@@ -114,7 +118,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		m.enqueued, m.finished, m.duration, m.claimLatency, m.running, m.renewals, m.renewalSuccesses,
-		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.queueDepth, m.oldestQueued, m.paused,
+		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.keyReleases, m.queueDepth, m.oldestQueued, m.paused,
 		m.scheduleTicks, m.scheduleMissed, m.scheduleLag, m.scheduleOverdue,
 	} {
 		if err := reg.Register(c); err != nil {
@@ -163,6 +167,9 @@ func (m *Metrics) LeaseRecovered(outcome string, overdue time.Duration) {
 
 // ConflictRetried implements runtime.Observer.
 func (m *Metrics) ConflictRetried() { m.conflictRetries.Inc() }
+
+// KeysReleased implements runtime.Observer.
+func (m *Metrics) KeysReleased(_, released int) { m.keyReleases.Add(float64(released)) }
 
 // ScheduleFired implements runtime.Observer.
 func (m *Metrics) ScheduleFired(f runtime.ScheduleFiring) {

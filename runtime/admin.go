@@ -154,7 +154,7 @@ func (c *Client) Retry(ctx context.Context, id TaskID) error {
 			return c.engine.classify(err)
 		}
 	}
-	changed, err := c.engine.tables.TaskRetry(ctx, id)
+	changed, err := bookkeeping.ChangeTask(ctx, c.engine.tables, id, func(tx driver.Tables) (bool, error) { return tx.TaskRetry(ctx, id) })
 	if err != nil || changed {
 		return c.engine.failed(err, "retry task %d", id)
 	}
@@ -332,7 +332,7 @@ func (c *Client) CancelMatching(ctx context.Context, f Filter, max int) (int, er
 // It returns ErrTaskRunning for a task that runs (Cancel it first) and
 // ErrTaskNotFound for an unknown id.
 func (c *Client) Discard(ctx context.Context, id TaskID) error {
-	deleted, err := c.engine.tables.TaskDiscard(ctx, id)
+	deleted, err := bookkeeping.ChangeTask(ctx, c.engine.tables, id, func(tx driver.Tables) (bool, error) { return tx.TaskDiscard(ctx, id) })
 	if err != nil || deleted {
 		return c.engine.failed(err, "discard task %d", id)
 	}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -19,7 +20,8 @@ const (
 	maxTaskTypeLen   = 128
 	maxOwnerIDLen    = 255
 	maxKeyLen        = 255
-	maxLeaseOwnerLen = 64 // lease_owner is CHAR(64) ASCII, so claims update rows in place
+	maxFlowKeyLen    = 255 // in bytes: flow_key holds 255 characters
+	maxLeaseOwnerLen = 64  // lease_owner is CHAR(64) ASCII, so claims update rows in place
 )
 
 // defaultMaxAttempts is ClientConfig.DefaultMaxAttempts's default, and a
@@ -156,12 +158,19 @@ func (c *Client) store(ctx context.Context, q driver.DBTX, reqs []Request) ([]Ta
 		return nil, nil
 	}
 	tasks := make([]driver.NewTask, len(reqs))
+	var keys []driver.FlowKey // nil unless a task has a concurrency key
 	for i, r := range reqs {
-		t, err := c.newTask(r)
+		t, key, err := c.newTask(r)
 		if err != nil {
 			return nil, err
 		}
 		tasks[i] = t
+		if key.Key != "" && keys == nil {
+			keys = make([]driver.FlowKey, len(reqs))
+		}
+		if keys != nil {
+			keys[i] = key
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent
@@ -177,7 +186,13 @@ func (c *Client) store(ctx context.Context, q driver.DBTX, reqs []Request) ([]Ta
 			}
 		}
 	}
-	ids, err := c.engine.driver.Insert(ctx, q, tasks)
+	var ids []TaskID
+	var err error
+	if keys != nil {
+		ids, err = c.insertKeyed(ctx, q, bookkeeping.KeyedBatch{Tasks: tasks, Keys: keys})
+	} else {
+		ids, err = c.engine.driver.Insert(ctx, q, tasks)
+	}
 	if err != nil {
 		return nil, c.engine.classifyWrite(err)
 	}
@@ -192,40 +207,41 @@ func (c *Client) store(ctx context.Context, q driver.DBTX, reqs []Request) ([]Ta
 	return ids, nil
 }
 
-// newTask applies r's options and checks every bound of the task row.
-func (c *Client) newTask(r Request) (driver.NewTask, error) {
+// newTask applies r's options and checks every bound of the task row; it
+// returns the task's concurrency key too, the zero FlowKey for none.
+func (c *Client) newTask(r Request) (driver.NewTask, driver.FlowKey, error) {
 	o := enqueueOptions{maxAttempts: c.cfg.DefaultMaxAttempts}
 	for _, opt := range r.Options {
 		opt(&o)
 	}
 	if err := checkTaskType(r.Type); err != nil {
-		return driver.NewTask{}, err
+		return driver.NewTask{}, driver.FlowKey{}, err
 	}
 	switch {
 	case len(r.Payload) > c.cfg.MaxPayloadBytes:
-		return driver.NewTask{}, fmt.Errorf("%w: %s payload is %d bytes, the limit is %d (ClientConfig.MaxPayloadBytes)", ErrPayloadTooLarge, r.Type, len(r.Payload), c.cfg.MaxPayloadBytes)
+		return driver.NewTask{}, driver.FlowKey{}, fmt.Errorf("%w: %s payload is %d bytes, the limit is %d (ClientConfig.MaxPayloadBytes)", ErrPayloadTooLarge, r.Type, len(r.Payload), c.cfg.MaxPayloadBytes)
 	case len(o.ownerID) > maxOwnerIDLen:
-		return driver.NewTask{}, fmt.Errorf("%w: %s owner id is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.ownerID), maxOwnerIDLen)
+		return driver.NewTask{}, driver.FlowKey{}, fmt.Errorf("%w: %s owner id is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.ownerID), maxOwnerIDLen)
 	case len(o.key) > maxKeyLen:
-		return driver.NewTask{}, fmt.Errorf("%w: %s idempotency key is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.key), maxKeyLen)
+		return driver.NewTask{}, driver.FlowKey{}, fmt.Errorf("%w: %s idempotency key is %d bytes, the limit is %d", ErrInvalidTask, r.Type, len(o.key), maxKeyLen)
 	case o.maxAttempts < 1 || o.maxAttempts > math.MaxInt32:
-		return driver.NewTask{}, fmt.Errorf("%w: %s max attempts must be in 1..%d, got %d", ErrInvalidTask, r.Type, math.MaxInt32, o.maxAttempts)
+		return driver.NewTask{}, driver.FlowKey{}, fmt.Errorf("%w: %s max attempts must be in 1..%d, got %d", ErrInvalidTask, r.Type, math.MaxInt32, o.maxAttempts)
 	case o.delay < 0 || o.delay > maxDelay:
-		return driver.NewTask{}, fmt.Errorf("%w: %s delay must be in 0..%s, got %s", ErrInvalidTask, r.Type, maxDelay, o.delay)
+		return driver.NewTask{}, driver.FlowKey{}, fmt.Errorf("%w: %s delay must be in 0..%s, got %s", ErrInvalidTask, r.Type, maxDelay, o.delay)
 	}
-	if err := checkRow(r.Type, o); err != nil {
-		return driver.NewTask{}, err
+	if err := cmp.Or(checkRow(r.Type, o), checkFlowKey(r.Type, o)); err != nil {
+		return driver.NewTask{}, driver.FlowKey{}, err
 	}
 	metadata := leasetype.EncodeMetadata(o.metadata)
 	if len(metadata) > maxMetadataBytes {
-		return driver.NewTask{}, fmt.Errorf("%w: %s metadata is %d bytes as JSON, the limit is %d", ErrInvalidTask, r.Type, len(metadata), maxMetadataBytes)
+		return driver.NewTask{}, driver.FlowKey{}, fmt.Errorf("%w: %s metadata is %d bytes as JSON, the limit is %d", ErrInvalidTask, r.Type, len(metadata), maxMetadataBytes)
 	}
 	payload := r.Payload
 	switch {
 	case payload == nil:
 		payload = []byte("{}")
 	case !json.Valid(payload):
-		return driver.NewTask{}, fmt.Errorf("%w: %s payload is not JSON (%s): encode it with json.Marshal; bytes go in a JSON string, base64",
+		return driver.NewTask{}, driver.FlowKey{}, fmt.Errorf("%w: %s payload is not JSON (%s): encode it with json.Marshal; bytes go in a JSON string, base64",
 			ErrInvalidTask, r.Type, preview(payload))
 	}
 	return driver.NewTask{
@@ -238,7 +254,7 @@ func (c *Client) newTask(r Request) (driver.NewTask, error) {
 		OwnerID:     o.ownerID,
 		Key:         o.key,
 		Metadata:    metadata,
-	}, nil
+	}, o.flowKeyOf(r.Type), nil
 }
 
 // Get returns the task with id, or ErrTaskNotFound.
@@ -321,7 +337,7 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 // ErrTaskFinished for a task that already ended and ErrTaskNotFound for an
 // unknown id.
 func (c *Client) Cancel(ctx context.Context, id TaskID) error {
-	changed, err := c.engine.tables.TaskCancelRequest(ctx, id)
+	changed, err := bookkeeping.ChangeTask(ctx, c.engine.tables, id, func(tx driver.Tables) (bool, error) { return tx.TaskCancelRequest(ctx, id) })
 	if err != nil || changed {
 		return c.engine.failed(err, "cancel task %d", id)
 	}

@@ -166,7 +166,15 @@ func (c *completer) complete(ctx context.Context, batch []*execution) {
 			}
 		}
 	}
+	var keys []driver.FlowKey
 	for i, e := range batch {
-		e.end(e.record(err == nil && oks[i], err, c.completed, "complete", OutcomeSuccess))
+		outcome := e.record(err == nil && oks[i], err, c.completed, "complete", OutcomeSuccess)
+		e.close(outcome)
+		if k := e.endedKey(outcome); k.Key != "" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 {
+		batch[0].x.releaseKeys(keys)
 	}
 }

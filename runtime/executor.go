@@ -147,7 +147,7 @@ func (w *Worker) newExecution(c driver.ClaimedTask, lease time.Duration) *execut
 	e.task = Task{
 		ID: c.ID, Type: c.Type, Attempt: c.Attempt, MaxAttempts: c.MaxAttempts,
 		Priority: c.Priority, OwnerID: c.OwnerID, IdempotencyKey: c.IdempotencyKey,
-		Payload: c.Payload, exec: e,
+		ConcurrencyKey: c.ConcurrencyKey, Payload: c.Payload, exec: e,
 	}
 	e.task.Metadata, e.unreadable = leasetype.DecodeMetadata(c.Metadata)
 	// Executions hang off a parent that is never cancelled: each one is
@@ -186,8 +186,17 @@ func (e *execution) run() {
 	}
 }
 
-// end reports the execution's outcome and removes it from the worker.
+// end reports the execution's outcome, removes it from the worker and
+// hands on its key's slot when the outcome ended a keyed task.
 func (e *execution) end(outcome string) {
+	e.close(outcome)
+	if k := e.endedKey(outcome); k.Key != "" {
+		e.x.releaseKeys([]driver.FlowKey{k})
+	}
+}
+
+// close reports the execution's outcome and removes it from the worker.
+func (e *execution) close(outcome string) {
 	e.stopTimeout()
 	e.cancel(context.Canceled)
 	e.x.observer.TaskFinished(e.task.Type, outcome, e.ran)

@@ -34,6 +34,10 @@ type Observer interface {
 	ConflictRetried()
 	// ScheduleFired reports what one fire of a due schedule did.
 	ScheduleFired(f ScheduleFiring)
+	// KeysReleased reports a hand-on of concurrency key slots after tasks
+	// of keys keys ended (or recovery found them stalled): released
+	// waiting tasks became QUEUED.
+	KeysReleased(keys, released int)
 }
 
 // ScheduleFiring is what one fire of a due schedule did.
@@ -82,6 +86,7 @@ func (BaseObserver) HeartbeatFailed(int)                        {}
 func (BaseObserver) LeaseRecovered(string, time.Duration)       {}
 func (BaseObserver) ConflictRetried()                           {}
 func (BaseObserver) ScheduleFired(ScheduleFiring)               {}
+func (BaseObserver) KeysReleased(int, int)                      {}
 
 // Stats counts what one worker did since it started.
 type Stats struct {

@@ -21,6 +21,12 @@ type enqueueOptions struct {
 	key         string
 	keyRequired bool // set by WithUniqueKey: an empty key is refused
 	metadata    map[string]string
+	// The concurrency key (WithConcurrencyKey, WithSequentialKey), and
+	// how many such options were given: more than one is refused.
+	flowKey     string
+	keyLimit    int
+	keyBlocking bool
+	flowKeys    int
 }
 
 // WithPriority sets the priority: higher runs first. Default 0.

@@ -50,6 +50,7 @@ func (r *recoverer) run(ctx context.Context, stop <-chan struct{}) {
 	defer ticker.Stop()
 	for {
 		r.pass(ctx, stop)
+		r.releaseStalledKeys(ctx)
 		select {
 		case <-stop:
 			return
@@ -123,5 +124,26 @@ func (r *recoverer) remember(ctx context.Context, recovered []driver.RecoveredTa
 	defer cancel()
 	if err := bookkeeping.RecordAttempts(ctx, r.tables, recs, r.keep); err != nil {
 		r.logger.Warn("leasegen: recording recovered attempts in their tasks' histories failed", "worker", r.workerID, "err", err)
+	}
+}
+
+// stalledKeyBatch bounds the keys one pass releases.
+const stalledKeyBatch = 100
+
+// releaseStalledKeys hands on the free slots of concurrency keys whose
+// tasks ended without a release: their worker died in between, or lost
+// the lease, and recovery ended the task.
+func (r *recoverer) releaseStalledKeys(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, r.interval)
+	defer cancel()
+	keys, released, err := bookkeeping.ReleaseStalledKeys(ctx, r.tables, stalledKeyBatch)
+	if err != nil {
+		r.logger.Error("leasegen: releasing stalled concurrency keys failed", "worker", r.workerID, "err", err)
+		return
+	}
+	if keys > 0 {
+		r.observer.KeysReleased(keys, released)
+		r.logger.Info("leasegen: released stalled concurrency keys", "worker", r.workerID, "keys", keys, "tasks", released)
+		r.found()
 	}
 }

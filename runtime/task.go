@@ -23,6 +23,7 @@ type (
 
 // The task states. SUCCESS, FAILED and CANCELLED are terminal.
 const (
+	StatusWaiting         = leasetype.StatusWaiting // a keyed task waiting for a slot of its key
 	StatusQueued          = leasetype.StatusQueued
 	StatusRunning         = leasetype.StatusRunning
 	StatusSuccess         = leasetype.StatusSuccess
@@ -43,6 +44,7 @@ type Task struct {
 	Priority       int
 	OwnerID        string
 	IdempotencyKey string
+	ConcurrencyKey string // WithConcurrencyKey's or WithSequentialKey's; empty for none
 	Payload        []byte
 	// Metadata is what the enqueue attached (WithMetadata, enqueue
 	// middleware such as a trace context); nil when nothing.

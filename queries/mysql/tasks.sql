@@ -34,15 +34,16 @@ ORDER BY created_at DESC, id DESC
 LIMIT ?;
 
 -- name: TaskCancelRequest :execrows
--- QUEUED becomes CANCELLED at once, due when it finished; RUNNING becomes
--- CANCEL_REQUESTED, still due when its lease ends, and its worker learns it
--- at the next heartbeat. Status comes last, as in TaskFail.
+-- QUEUED or WAITING becomes CANCELLED at once, due when it finished;
+-- RUNNING becomes CANCEL_REQUESTED, still due when its lease ends, and its
+-- worker learns it at the next heartbeat. Status comes last, as in
+-- TaskFail.
 UPDATE leasegen_tasks SET
-  due_at = IF(status = 'QUEUED', NOW(3), due_at),
+  due_at = IF(status = 'RUNNING', due_at, NOW(3)),
   due_priority = 0,
-  status = IF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
+  status = IF(status = 'RUNNING', 'CANCEL_REQUESTED', 'CANCELLED'),
   updated_at = NOW(3)
-WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
+WHERE id = ? AND status IN ('QUEUED', 'WAITING', 'RUNNING');
 
 -- name: TaskCountRunning :many
 -- Reads leasegen_tasks_due alone: task_type follows its key.
@@ -74,7 +75,7 @@ LIMIT ?;
 -- the claim starts their lease, so no read-back is needed after the
 -- UPDATE. A task claimed since the scan no longer matches.
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, metadata, NOW(3) AS claimed_at
+       max_attempts, owner_id, idempotency_key, metadata, flow_key, NOW(3) AS claimed_at
 FROM leasegen_tasks FORCE INDEX (PRIMARY)
 WHERE id IN (sqlc.slice(ids))
   AND status = 'QUEUED'
@@ -261,12 +262,13 @@ LIMIT ?;
 
 -- name: TaskRetry :execrows
 -- A FAILED or CANCELLED task runs again with all its attempts: free_attempts
--- catches up with attempt, which keeps rising as the fencing token.
+-- catches up with attempt, which keeps rising as the fencing token. A
+-- keyed task waits for its key's slot again.
 UPDATE leasegen_tasks SET
-  status = 'QUEUED',
+  status = IF(flow_key IS NULL, 'QUEUED', 'WAITING'),
   available_at = NOW(3),
   due_at = NOW(3),
-  due_priority = priority,
+  due_priority = IF(flow_key IS NULL, priority, 0),
   free_attempts = attempt,
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED');

@@ -71,13 +71,14 @@ ORDER BY created_at DESC, id DESC
 LIMIT sqlc.arg('limit');
 
 -- name: TaskCancelRequest :execrows
--- QUEUED becomes CANCELLED at once; RUNNING becomes CANCEL_REQUESTED, and
--- its worker learns it at the next heartbeat. SET reads the old row.
+-- QUEUED or WAITING becomes CANCELLED at once; RUNNING becomes
+-- CANCEL_REQUESTED, and its worker learns it at the next heartbeat. SET
+-- reads the old row.
 UPDATE leasegen_tasks SET
-  finished_at = CASE WHEN status = 'QUEUED' THEN now() ELSE finished_at END,
-  status = CASE WHEN status = 'QUEUED' THEN 'CANCELLED' ELSE 'CANCEL_REQUESTED' END,
+  finished_at = CASE WHEN status = 'RUNNING' THEN finished_at ELSE now() END,
+  status = CASE WHEN status = 'RUNNING' THEN 'CANCEL_REQUESTED' ELSE 'CANCELLED' END,
   updated_at = now()
-WHERE id = $1 AND status IN ('QUEUED', 'RUNNING');
+WHERE id = $1 AND status IN ('QUEUED', 'WAITING', 'RUNNING');
 
 -- name: TaskCountRunning :many
 -- leasegen_tasks_running alone.
@@ -90,7 +91,7 @@ GROUP BY task_type;
 -- claimable tasks in claim order and starts their leases. Only what an
 -- execution needs crosses the wire.
 SELECT c.id, c.task_type, c.payload, c.priority, c.available_at, c.attempt, c.free_attempts,
-  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.started_at
+  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.flow_key, c.started_at
 FROM leasegen_claim(@lease_owner::text, @task_types::text[], @lim::integer,
   @default_lease_us::bigint, @lease_types::text[], @lease_us::bigint[]) c;
 
@@ -99,7 +100,7 @@ FROM leasegen_claim(@lease_owner::text, @task_types::text[], @lim::integer,
 -- running tasks: the next claimable tasks of the types, locked, and the
 -- instant the claim starts their leases (TaskClaimMark).
 SELECT t.id, t.task_type, t.payload, t.priority, t.available_at, t.attempt, t.free_attempts,
-       t.max_attempts, t.owner_id, t.idempotency_key, t.metadata, now()::timestamptz AS claimed_at
+       t.max_attempts, t.owner_id, t.idempotency_key, t.metadata, t.flow_key, now()::timestamptz AS claimed_at
 FROM leasegen_tasks t
 WHERE t.status = 'QUEUED'
   AND t.task_type = ANY(@task_types::text[])
@@ -317,9 +318,10 @@ ORDER BY finished_at DESC, id DESC
 LIMIT sqlc.arg('limit');
 
 -- name: TaskRetry :execrows
--- A FAILED or CANCELLED task runs again with all its attempts.
+-- A FAILED or CANCELLED task runs again with all its attempts; a keyed
+-- one waits for its key's slot again.
 UPDATE leasegen_tasks SET
-  status = 'QUEUED',
+  status = CASE WHEN flow_key IS NULL THEN 'QUEUED' ELSE 'WAITING' END,
   available_at = now(),
   finished_at = NULL,
   free_attempts = attempt,

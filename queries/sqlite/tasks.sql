@@ -32,10 +32,10 @@ LIMIT ?;
 -- name: TaskCancelRequest :execrows
 -- See the MySQL query. SQLite's SET reads the old row.
 UPDATE leasegen_tasks SET
-  due_at = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), due_at),
-  status = IIF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
+  due_at = IIF(status = 'RUNNING', due_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))),
+  status = IIF(status = 'RUNNING', 'CANCEL_REQUESTED', 'CANCELLED'),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-WHERE id = ? AND status IN ('QUEUED', 'RUNNING');
+WHERE id = ? AND status IN ('QUEUED', 'WAITING', 'RUNNING');
 
 -- name: TaskCountRunning :many
 -- Reads leasegen_tasks_leases alone.
@@ -51,7 +51,7 @@ GROUP BY task_type;
 -- limits reads them in the write transaction that counted the running
 -- tasks, and marks them (TaskClaimMark). Paused types are skipped.
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, metadata, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
+       max_attempts, owner_id, idempotency_key, metadata, flow_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND leasegen_tasks.task_type IN (sqlc.slice(task_types))
@@ -219,7 +219,7 @@ LIMIT sqlc.arg('limit');
 
 -- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
-  status = 'QUEUED',
+  status = IIF(flow_key IS NULL, 'QUEUED', 'WAITING'),
   available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   free_attempts = attempt,

@@ -199,6 +199,7 @@ type ClaimedTask struct {
 	MaxAttempts    int
 	OwnerID        string
 	IdempotencyKey string
+	ConcurrencyKey string    // the task's concurrency key; empty for none
 	Metadata       []byte    // as NewTask stored it
 	StartedAt      time.Time // when the claim read it, on the database's clock
 }

@@ -171,6 +171,35 @@ type Tables interface {
 	// TaskRunningByOwner counts the running tasks of each lease owner.
 	TaskRunningByOwner(ctx context.Context) (map[string]int, error)
 
+	// FlowKeyUpsert stores key k's row with its limit and failure rule
+	// (replacing a stored row's) and holds its lock until the transaction
+	// ends.
+	FlowKeyUpsert(ctx context.Context, k FlowKey) error
+	// FlowKeyLock locks a stored key's row until the transaction ends and
+	// returns it; false when none is stored.
+	FlowKeyLock(ctx context.Context, taskType, key string) (FlowKey, bool, error)
+	// FlowKeyDelete deletes a key's row.
+	FlowKeyDelete(ctx context.Context, taskType, key string) error
+	// FlowTasksWait makes tasks ids, inserted QUEUED without a key by the
+	// same transaction, wait (WAITING) for slots of key, and returns how
+	// many it changed: a task an idempotency key deduplicated to stays as
+	// it is.
+	FlowTasksWait(ctx context.Context, key string, ids []leasetype.TaskID) (int, error)
+	// FlowKeyHolders counts the tasks of k that hold a slot: QUEUED,
+	// RUNNING, CANCEL_REQUESTED, and FAILED when k blocks on failure. It
+	// sees every holder committed before k's row was locked, also in a
+	// caller's transaction (or fails it with a conflict).
+	FlowKeyHolders(ctx context.Context, k FlowKey) (int, error)
+	// FlowKeyPromote makes the first n WAITING tasks of the key, in id
+	// order, QUEUED, and returns how many it changed.
+	FlowKeyPromote(ctx context.Context, taskType, key string, n int) (int, error)
+	// FlowKeysStalled returns up to limit keys with a WAITING task and a
+	// free slot.
+	FlowKeysStalled(ctx context.Context, limit int) ([]FlowKey, error)
+	// FlowKeyList returns up to limit stored keys by type and key, with
+	// their tasks' counts.
+	FlowKeyList(ctx context.Context, limit int) ([]leasetype.KeyInfo, error)
+
 	// MigrationList maps each applied schema version to when it was
 	// applied.
 	MigrationList(ctx context.Context) (map[int]time.Time, error)
@@ -282,4 +311,15 @@ type StatusSample struct {
 	Type   string
 	Tasks  int
 	Oldest time.Time // the earliest due instant among them
+}
+
+// FlowKey is a concurrency key's row: the key of a task type, how many of
+// its tasks may hold a slot at once, and whether a FAILED task keeps its
+// slot (a sequence that blocks on failure). FlowKeysStalled fills in the
+// names only.
+type FlowKey struct {
+	Type     string
+	Key      string
+	Limit    int
+	Blocking bool
 }

@@ -17,6 +17,9 @@ type Status string
 
 // The task states. SUCCESS, FAILED and CANCELLED are terminal.
 const (
+	// StatusWaiting is a keyed task waiting for a slot of its key
+	// (WithConcurrencyKey): no claim takes it until it is QUEUED.
+	StatusWaiting         Status = "WAITING"
 	StatusQueued          Status = "QUEUED"
 	StatusRunning         Status = "RUNNING"
 	StatusSuccess         Status = "SUCCESS"
@@ -27,7 +30,7 @@ const (
 
 // AllStatuses lists every status, in lifecycle order.
 var AllStatuses = []Status{
-	StatusQueued, StatusRunning, StatusCancelRequested,
+	StatusWaiting, StatusQueued, StatusRunning, StatusCancelRequested,
 	StatusSuccess, StatusFailed, StatusCancelled,
 }
 
@@ -51,6 +54,9 @@ type TaskInfo struct {
 	LeaseUntil     time.Time // zero when no lease is held
 	OwnerID        string
 	IdempotencyKey string // the enqueue's key (WithIdempotencyKey, unique tasks): it deduplicates enqueues
+	// ConcurrencyKey is the enqueue's concurrency key (WithConcurrencyKey,
+	// WithSequentialKey); empty for none.
+	ConcurrencyKey string
 	// WorkKey is the key an idempotent handler's committed work recorded
 	// (RunIdempotent's key): a second task with it skips the work. Empty
 	// until the work commits, and for other tasks. Client.Get fills it.
@@ -232,3 +238,19 @@ var ErrUnsupportedDatabase = errors.New("leasegen: this database server cannot h
 // ErrWorkerIDInUse reports a Worker.Start whose WorkerID a live worker
 // holds: two workers with one id would complete each other's tasks.
 var ErrWorkerIDInUse = errors.New("leasegen: worker id in use")
+
+// KeyInfo is a concurrency key with tasks in flight, as operators see it.
+type KeyInfo struct {
+	Type  string
+	Key   string
+	Limit int // tasks of the key that may hold a slot at once
+	// BlockOnFailure is a sequence's rule: a FAILED task keeps its slot
+	// until it is retried or discarded.
+	BlockOnFailure bool
+	Running        int // RUNNING or CANCEL_REQUESTED
+	Holding        int // tasks holding a slot: queued, running, failed and blocking
+	Waiting        int // WAITING for a slot
+}
+
+// AtLimit reports whether every slot of the key is held.
+func (k KeyInfo) AtLimit() bool { return k.Holding >= k.Limit }

@@ -121,7 +121,7 @@ func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit 
 			out = append(out, driver.ClaimedTask{
 				ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 				AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
-				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
 				Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: r.ClaimedAt,
 			})
 		}

@@ -54,7 +54,7 @@ func (s *store) claimOne(ctx context.Context, req driver.ClaimRequest) ([]driver
 		claimed[i] = driver.ClaimedTask{
 			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 			AvailableAt: r.AvailableAt.UTC(), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
-			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
 			Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: utc(r.StartedAt),
 		}
 	}
@@ -120,7 +120,7 @@ func (c pgClaimSource) Candidates(ctx context.Context, types []string, limit int
 		out[i] = driver.ClaimedTask{
 			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 			AvailableAt: r.AvailableAt.UTC(), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
-			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
 			Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: r.ClaimedAt.UTC(),
 		}
 	}

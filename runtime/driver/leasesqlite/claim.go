@@ -194,7 +194,7 @@ func scannedTask(r sqlitedb.TaskClaimScanRow) driver.ClaimedTask {
 	return driver.ClaimedTask{
 		ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 		AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
-		MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String,
+		MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
 		Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: fromMillis(r.ScannedAt),
 	}
 }

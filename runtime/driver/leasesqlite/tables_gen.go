@@ -426,6 +426,7 @@ func taskInfoFromRow(r db.LeasegenTask) (leasetype.TaskInfo, error) {
 		LeaseOwner:     sqlbuild.LeaseHolder(status, r.LeaseOwner.String),
 		LeaseUntil:     leaseUntil,
 		OwnerID:        r.OwnerID,
+		ConcurrencyKey: r.FlowKey.String,
 		IdempotencyKey: r.IdempotencyKey.String,
 		Metadata:       metadata,
 		LastError:      r.LastError.String,
@@ -435,4 +436,70 @@ func taskInfoFromRow(r db.LeasegenTask) (leasetype.TaskInfo, error) {
 		StartedAt:      fromNullMillis(r.StartedAt),
 		FinishedAt:     finishedAt,
 	}, nil
+}
+
+func (t tables) FlowKeyUpsert(ctx context.Context, k driver.FlowKey) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.FlowKeyUpsert(ctx, t.q, db.FlowKeyUpsertParams{
+			TaskType: k.Type, FlowKey: k.Key, KeyLimit: int64(k.Limit), Blocking: sqlbuild.BoolInt(k.Blocking),
+		})
+	})
+}
+
+func (t tables) FlowKeyLock(ctx context.Context, taskType, key string) (driver.FlowKey, bool, error) {
+	locked, err := t.Changed(ctx, func() (int64, error) {
+		return t.s.q.FlowKeyLock(ctx, t.q, db.FlowKeyLockParams{TaskType: taskType, FlowKey: key})
+	})
+	if err != nil || !locked {
+		return driver.FlowKey{}, false, err
+	}
+	r, err := t.s.q.FlowKeyGet(ctx, t.q, db.FlowKeyGetParams{TaskType: taskType, FlowKey: key})
+	if err != nil {
+		return driver.FlowKey{}, false, err
+	}
+	return driver.FlowKey{Type: taskType, Key: key, Limit: int(r.KeyLimit), Blocking: r.Blocking != 0}, true, nil
+}
+
+func (t tables) FlowKeyDelete(ctx context.Context, taskType, key string) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.FlowKeyDelete(ctx, t.q, db.FlowKeyDeleteParams{TaskType: taskType, FlowKey: key})
+	})
+}
+
+func (t tables) FlowTasksWait(ctx context.Context, key string, ids []leasetype.TaskID) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.FlowTasksWait(ctx, t.q, db.FlowTasksWaitParams{FlowKey: sqlbuild.NullString(key), Ids: sqlbuild.IDs(ids)})
+	})
+}
+
+func (t tables) FlowKeyHolders(ctx context.Context, k driver.FlowKey) (int, error) {
+	n, err := t.s.q.FlowKeyHolders(ctx, t.q, db.FlowKeyHoldersParams{
+		FlowKey: sqlbuild.NullString(k.Key), TaskType: k.Type, Blocking: sqlbuild.BoolInt(k.Blocking),
+	})
+	return int(n), err
+}
+
+func (t tables) FlowKeyPromote(ctx context.Context, taskType, key string, n int) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.FlowKeyPromote(ctx, t.q, db.FlowKeyPromoteParams{
+			FlowKey: sqlbuild.NullString(key), TaskType: taskType, Limit: int64(n),
+		})
+	})
+}
+
+func (t tables) FlowKeysStalled(ctx context.Context, limit int) ([]driver.FlowKey, error) {
+	rows, err := t.s.q.FlowKeysStalled(ctx, t.q, db.FlowKeysStalledParams{Limit: int64(limit)})
+	return sqlbuild.Map(rows, func(r db.FlowKeysStalledRow) driver.FlowKey {
+		return driver.FlowKey{Type: r.TaskType, Key: r.FlowKey}
+	}), err
+}
+
+func (t tables) FlowKeyList(ctx context.Context, limit int) ([]leasetype.KeyInfo, error) {
+	rows, err := t.s.q.FlowKeyList(ctx, t.q, db.FlowKeyListParams{Limit: int64(limit)})
+	return sqlbuild.Map(rows, func(r db.FlowKeyListRow) leasetype.KeyInfo {
+		return leasetype.KeyInfo{
+			Type: r.TaskType, Key: r.FlowKey, Limit: int(r.KeyLimit), BlockOnFailure: r.Blocking != 0,
+			Running: int(r.Running), Holding: int(r.Holding), Waiting: int(r.Waiting),
+		}
+	}), err
 }

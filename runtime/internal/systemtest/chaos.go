@@ -41,6 +41,7 @@ type ledgerLine struct {
 	Type    string         `json:"type"`
 	Attempt int            `json:"attempt"`
 	Owner   string         `json:"owner"`
+	Key     string         `json:"key,omitempty"`
 	End     bool           `json:"end,omitempty"`
 	UnixNS  int64          `json:"ns"`
 }
@@ -77,7 +78,7 @@ func chaosWorkerMain(h *drivertest.Harness) int {
 		opts = append(opts, runtime.WithConcurrency(limit))
 	}
 	err = w.Handle("chaos", func(ctx context.Context, task *runtime.Task) error {
-		line := ledgerLine{Task: task.ID, Type: task.Type, Attempt: task.Attempt, Owner: owner}
+		line := ledgerLine{Task: task.ID, Type: task.Type, Attempt: task.Attempt, Owner: owner, Key: task.ConcurrencyKey}
 		write(line)
 		end := func() { line.End = true; write(line) }
 		var p struct{ SleepMS int }
@@ -140,13 +141,37 @@ func testKill9WorkerProcesses(t *testing.T, b *Bundle) {
 	if testing.Short() {
 		t.Skip("kill -9 run skipped in -short mode")
 	}
+	const tasks = 2000
+	enqueueChaos(t, b, tasks)
+	run := killWorkers(t, b, tasks)
+	t.Logf("%d tasks, %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects",
+		tasks, run, len(run.rows), run.reran, run.lost, run.dups)
+}
+
+// killRun is what a kill -9 run of chaos worker processes saw.
+type killRun struct {
+	rows           []Interval
+	kills          int
+	inFlightAtKill int
+	elapsed        time.Duration
+	reran          int // tasks that ran more than once
+	lost           int // tasks that did not succeed
+	dups           int // tasks with more than one effect
+}
+
+func (r killRun) String() string {
+	return fmt.Sprintf("3 processes, %d kills (%d tasks running in the killed workers), %s", r.kills, r.inFlightAtKill, r.elapsed.Round(time.Millisecond))
+}
+
+// killWorkers runs three chaos worker processes until the tasks enqueued
+// (tasks of them) ended, killing random ones with SIGKILL and restarting
+// them, and checks the ledger: no two executions of a task overlap, each
+// task's effect committed once, none lost, and kills hit running tasks.
+func killWorkers(t *testing.T, b *Bundle, tasks int) killRun {
 	const (
-		tasks     = 2000
 		processes = 3
 		maxKills  = 8
 	)
-	enqueueChaos(t, b, tasks)
-
 	dir := t.TempDir()
 	killedAt := map[string]time.Time{}
 	generation := 0
@@ -173,12 +198,12 @@ func testKill9WorkerProcesses(t *testing.T, b *Bundle) {
 	})
 
 	start := time.Now()
-	inFlightAtKill := 0
+	var run killRun
 	// The workers' progress decides, not the machine's speed: the run
 	// fails when no task finished for a minute (a lease and a recovery pass
 	// after a kill take about a second).
 	least, progressed := tasks+1, start
-	for kills := 0; ; {
+	for {
 		time.Sleep(time.Duration(300+rand.IntN(400)) * time.Millisecond)
 		left := b.Unfinished(t)
 		if left == 0 {
@@ -190,36 +215,35 @@ func testKill9WorkerProcesses(t *testing.T, b *Bundle) {
 		if time.Since(progressed) > time.Minute {
 			t.Fatalf("no task finished for a minute, %d unfinished after %s", left, time.Since(start))
 		}
-		if kills == maxKills || left < tasks/10 {
+		if run.kills == maxKills || left < tasks/10 {
 			continue
 		}
 		slot := rand.IntN(processes)
 		victim := procs[slot]
-		inFlightAtKill += b.RunningOf(t, victim.id)
+		run.inFlightAtKill += b.RunningOf(t, victim.id)
 		dbtest.Must(t, "kill -9", victim.cmd.Process.Signal(syscall.SIGKILL))
 		_ = victim.cmd.Wait()
 		killedAt[victim.id] = time.Now()
-		kills++
+		run.kills++
 		procs[slot] = spawn(slot)
 	}
-	elapsed := time.Since(start)
+	run.elapsed = time.Since(start)
 	for _, p := range procs {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		_ = p.cmd.Wait()
 	}
 
-	rows := readChaosLedgers(t, dir, killedAt)
-	reran := CheckLedger(t, rows)
-	dups := CheckEffects(t, b.DB, tasks)
-	lost := b.Unfinished(t)
-	if len(killedAt) < 3 {
-		t.Errorf("only %d kills happened; the run proves little", len(killedAt))
+	run.rows = readChaosLedgers(t, dir, killedAt)
+	run.reran = CheckLedger(t, run.rows)
+	run.dups = CheckEffects(t, b.DB, tasks)
+	run.lost = b.Unfinished(t)
+	if run.kills < 3 {
+		t.Errorf("only %d kills happened; the run proves little", run.kills)
 	}
-	if inFlightAtKill == 0 {
+	if run.inFlightAtKill == 0 {
 		t.Error("no kill hit a running task")
 	}
-	t.Logf("%d tasks, %d processes, %d kills (%d tasks running in the killed workers), %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects",
-		tasks, processes, len(killedAt), inFlightAtKill, elapsed.Round(time.Millisecond), len(rows), reran, lost, dups)
+	return run
 }
 
 // readChaosLedgers merges the Ledger files; an execution without an end
@@ -248,7 +272,7 @@ func readChaosLedgers(t *testing.T, dir string, killedAt map[string]time.Time) [
 				continue
 			}
 			open[k] = len(rows)
-			rows = append(rows, Interval{Task: l.Task, Type: l.Type, Attempt: l.Attempt, Owner: l.Owner, Start: at})
+			rows = append(rows, Interval{Task: l.Task, Type: l.Type, Attempt: l.Attempt, Owner: l.Owner, Key: l.Key, Start: at})
 		}
 		f.Close()
 	}

@@ -18,6 +18,7 @@ type Interval struct {
 	Type    string
 	Attempt int
 	Owner   string
+	Key     string // the task's concurrency key
 	Start   time.Time
 	End     time.Time // zero while running (or when its process was killed)
 }
@@ -139,24 +140,28 @@ func CheckLedger(t *testing.T, rows []Interval) int {
 // maxRunning sweeps the intervals and returns the most that ran at once, in
 // total and per task type.
 func maxRunning(rows []Interval) (total int, byType map[string]int) {
+	return peakBy(rows, func(Interval) string { return "" })[""], peakBy(rows, func(r Interval) string { return r.Type })
+}
+
+// peakBy sweeps the intervals and returns the most that ran at once in
+// each group that group puts them in.
+func peakBy(rows []Interval, group func(Interval) string) map[string]int {
 	type event struct {
 		at    time.Time
 		delta int
-		typ   string
+		group string
 	}
 	events := make([]event, 0, 2*len(rows))
 	for _, r := range rows {
-		events = append(events, event{r.Start, 1, r.Type}, event{r.End, -1, r.Type})
+		g := group(r)
+		events = append(events, event{r.Start, 1, g}, event{r.End, -1, g})
 	}
 	// Ends before starts at the same instant: touching intervals do not overlap.
 	slices.SortFunc(events, func(a, b event) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.delta, b.delta)) })
-	byType = map[string]int{}
-	running, now := 0, map[string]int{}
+	peak, now := map[string]int{}, map[string]int{}
 	for _, e := range events {
-		running += e.delta
-		now[e.typ] += e.delta
-		total = max(total, running)
-		byType[e.typ] = max(byType[e.typ], now[e.typ])
+		now[e.group] += e.delta
+		peak[e.group] = max(peak[e.group], now[e.group])
 	}
-	return total, byType
+	return peak
 }

@@ -125,6 +125,9 @@ var bundleCases = []struct {
 	{"PausedTypeWaitsForResume", testPausedTypeWaitsForResume},
 	{"WorkerFiresSchedule", testWorkerFiresSchedule},
 	{"ScheduleRedefinePauseDelete", testScheduleRedefinePauseDelete},
+	{"KeyConcurrencyLimit", testKeyConcurrencyLimit},
+	{"KeySequenceFailureRules", testKeySequenceFailureRules},
+	{"Kill9KeyedWorkers", testKill9KeyedWorkers},
 }
 
 // engineIndependentCases check what the runtime decides alone (input

@@ -21,6 +21,7 @@ type Signals struct {
 	finished  map[string]int
 	succeeded int
 	fired     map[string]Firings
+	releases  int
 }
 
 // Firings sums what the fires of one schedule did.
@@ -86,4 +87,14 @@ func (s *Signals) Fired(name string) Firings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.fired[name]
+}
+
+// KeysReleased counts the hand-ons of concurrency key slots.
+func (s *Signals) KeysReleased(int, int) { s.report(func() { s.releases++ }) }
+
+// Releases returns how many hand-ons of key slots have run.
+func (s *Signals) Releases() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.releases
 }

@@ -93,3 +93,12 @@ func FinishedKeyset(f leasetype.FinishedFilter) (time.Time, int64) {
 	}
 	return f.BeforeFinishedAt, int64(f.BeforeID)
 }
+
+// IDs is ids as the engines' BIGINT arguments.
+func IDs(ids []leasetype.TaskID) []int64 {
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		out[i] = int64(id)
+	}
+	return out
+}

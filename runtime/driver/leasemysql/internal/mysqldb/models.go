@@ -33,6 +33,14 @@ type LeasegenCountTurn struct {
 	NextAt    time.Time
 }
 
+type LeasegenFlowKey struct {
+	TaskType string
+	FlowKey  string
+	KeyLimit int32
+	Blocking bool
+	Version  int64
+}
+
 type LeasegenIdempotencyKey struct {
 	TaskType  string
 	IdemKey   string
@@ -90,6 +98,8 @@ type LeasegenTask struct {
 	LeaseOwner     string
 	StartedAt      time.Time
 	Metadata       sql.NullString
+	FlowKey        sql.NullString
+	FlowStatus     sql.NullString
 }
 
 type LeasegenThroughput struct {

@@ -14,20 +14,21 @@ import (
 
 const taskCancelRequest = `-- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
-  due_at = IF(status = 'QUEUED', NOW(3), due_at),
+  due_at = IF(status = 'RUNNING', due_at, NOW(3)),
   due_priority = 0,
-  status = IF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
+  status = IF(status = 'RUNNING', 'CANCEL_REQUESTED', 'CANCELLED'),
   updated_at = NOW(3)
-WHERE id = ? AND status IN ('QUEUED', 'RUNNING')
+WHERE id = ? AND status IN ('QUEUED', 'WAITING', 'RUNNING')
 `
 
 type TaskCancelRequestParams struct {
 	ID int64
 }
 
-// QUEUED becomes CANCELLED at once, due when it finished; RUNNING becomes
-// CANCEL_REQUESTED, still due when its lease ends, and its worker learns it
-// at the next heartbeat. Status comes last, as in TaskFail.
+// QUEUED or WAITING becomes CANCELLED at once, due when it finished;
+// RUNNING becomes CANCEL_REQUESTED, still due when its lease ends, and its
+// worker learns it at the next heartbeat. Status comes last, as in
+// TaskFail.
 func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancelRequestParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskCancelRequest, arg.ID)
 	if err != nil {
@@ -38,7 +39,7 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 
 const taskClaimLock = `-- name: TaskClaimLock :many
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, metadata, NOW(3) AS claimed_at
+       max_attempts, owner_id, idempotency_key, metadata, flow_key, NOW(3) AS claimed_at
 FROM leasegen_tasks FORCE INDEX (PRIMARY)
 WHERE id IN (/*SLICE:ids*/?)
   AND status = 'QUEUED'
@@ -62,6 +63,7 @@ type TaskClaimLockRow struct {
 	OwnerID        string
 	IdempotencyKey sql.NullString
 	Metadata       sql.NullString
+	FlowKey        sql.NullString
 	ClaimedAt      time.Time
 }
 
@@ -100,6 +102,7 @@ func (q *Queries) TaskClaimLock(ctx context.Context, db DBTX, arg TaskClaimLockP
 			&i.OwnerID,
 			&i.IdempotencyKey,
 			&i.Metadata,
+			&i.FlowKey,
 			&i.ClaimedAt,
 		); err != nil {
 			return nil, err
@@ -413,7 +416,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 }
 
 const taskGet = `-- name: TaskGet :one
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata FROM leasegen_tasks WHERE id = ?
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_status FROM leasegen_tasks WHERE id = ?
 `
 
 type TaskGetParams struct {
@@ -444,6 +447,8 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.LeaseOwner,
 		&i.StartedAt,
 		&i.Metadata,
+		&i.FlowKey,
+		&i.FlowStatus,
 	)
 	return i, err
 }
@@ -611,7 +616,7 @@ func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) 
 }
 
 const taskList = `-- name: TaskList :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_status FROM leasegen_tasks
 WHERE (? = '' OR status = ?)
   AND (? = '' OR task_type = ?)
   AND (? = '' OR owner_id = ?)
@@ -682,6 +687,8 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.LeaseOwner,
 			&i.StartedAt,
 			&i.Metadata,
+			&i.FlowKey,
+			&i.FlowStatus,
 		); err != nil {
 			return nil, err
 		}
@@ -697,7 +704,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 }
 
 const taskListByOwner = `-- name: TaskListByOwner :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_status FROM leasegen_tasks
 WHERE owner_id = ? AND status IN (/*SLICE:statuses*/?)
 ORDER BY created_at DESC, id DESC
 LIMIT ?
@@ -751,6 +758,8 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.LeaseOwner,
 			&i.StartedAt,
 			&i.Metadata,
+			&i.FlowKey,
+			&i.FlowStatus,
 		); err != nil {
 			return nil, err
 		}
@@ -766,7 +775,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 }
 
 const taskListFinished = `-- name: TaskListFinished :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_status FROM leasegen_tasks
 WHERE status = ? AND due_priority = 0
   AND (? = '' OR task_type = ?)
   AND (due_at < ? OR (due_at = ? AND id < ?))
@@ -824,6 +833,8 @@ func (q *Queries) TaskListFinished(ctx context.Context, db DBTX, arg TaskListFin
 			&i.LeaseOwner,
 			&i.StartedAt,
 			&i.Metadata,
+			&i.FlowKey,
+			&i.FlowStatus,
 		); err != nil {
 			return nil, err
 		}
@@ -1131,10 +1142,10 @@ func (q *Queries) TaskRenewMany(ctx context.Context, db DBTX, arg TaskRenewManyP
 
 const taskRetry = `-- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
-  status = 'QUEUED',
+  status = IF(flow_key IS NULL, 'QUEUED', 'WAITING'),
   available_at = NOW(3),
   due_at = NOW(3),
-  due_priority = priority,
+  due_priority = IF(flow_key IS NULL, priority, 0),
   free_attempts = attempt,
   updated_at = NOW(3)
 WHERE id = ? AND status IN ('FAILED', 'CANCELLED')
@@ -1145,7 +1156,8 @@ type TaskRetryParams struct {
 }
 
 // A FAILED or CANCELLED task runs again with all its attempts: free_attempts
-// catches up with attempt, which keeps rising as the fencing token.
+// catches up with attempt, which keeps rising as the fencing token. A
+// keyed task waits for its key's slot again.
 func (q *Queries) TaskRetry(ctx context.Context, db DBTX, arg TaskRetryParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskRetry, arg.ID)
 	if err != nil {

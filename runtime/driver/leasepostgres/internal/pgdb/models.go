@@ -33,6 +33,14 @@ type LeasegenCountTurn struct {
 	NextAt    time.Time
 }
 
+type LeasegenFlowKey struct {
+	TaskType string
+	FlowKey  string
+	KeyLimit int32
+	Blocking bool
+	Version  int64
+}
+
 type LeasegenIdempotencyKey struct {
 	TaskType  string
 	IdemKey   string
@@ -89,6 +97,7 @@ type LeasegenTask struct {
 	StartedAt      sql.NullTime
 	FinishedAt     sql.NullTime
 	Metadata       sql.NullString
+	FlowKey        sql.NullString
 }
 
 type LeasegenThroughput struct {

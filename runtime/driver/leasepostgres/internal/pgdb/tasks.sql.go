@@ -15,18 +15,19 @@ import (
 
 const taskCancelRequest = `-- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
-  finished_at = CASE WHEN status = 'QUEUED' THEN now() ELSE finished_at END,
-  status = CASE WHEN status = 'QUEUED' THEN 'CANCELLED' ELSE 'CANCEL_REQUESTED' END,
+  finished_at = CASE WHEN status = 'RUNNING' THEN finished_at ELSE now() END,
+  status = CASE WHEN status = 'RUNNING' THEN 'CANCEL_REQUESTED' ELSE 'CANCELLED' END,
   updated_at = now()
-WHERE id = $1 AND status IN ('QUEUED', 'RUNNING')
+WHERE id = $1 AND status IN ('QUEUED', 'WAITING', 'RUNNING')
 `
 
 type TaskCancelRequestParams struct {
 	ID int64
 }
 
-// QUEUED becomes CANCELLED at once; RUNNING becomes CANCEL_REQUESTED, and
-// its worker learns it at the next heartbeat. SET reads the old row.
+// QUEUED or WAITING becomes CANCELLED at once; RUNNING becomes
+// CANCEL_REQUESTED, and its worker learns it at the next heartbeat. SET
+// reads the old row.
 func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancelRequestParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskCancelRequest, arg.ID)
 	if err != nil {
@@ -37,7 +38,7 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 
 const taskClaim = `-- name: TaskClaim :many
 SELECT c.id, c.task_type, c.payload, c.priority, c.available_at, c.attempt, c.free_attempts,
-  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.started_at
+  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.flow_key, c.started_at
 FROM leasegen_claim($1::text, $2::text[], $3::integer,
   $4::bigint, $5::text[], $6::bigint[]) c
 `
@@ -63,6 +64,7 @@ type TaskClaimRow struct {
 	OwnerID        string
 	IdempotencyKey sql.NullString
 	Metadata       sql.NullString
+	FlowKey        sql.NullString
 	StartedAt      sql.NullTime
 }
 
@@ -97,6 +99,7 @@ func (q *Queries) TaskClaim(ctx context.Context, db DBTX, arg TaskClaimParams) (
 			&i.OwnerID,
 			&i.IdempotencyKey,
 			&i.Metadata,
+			&i.FlowKey,
 			&i.StartedAt,
 		); err != nil {
 			return nil, err
@@ -114,7 +117,7 @@ func (q *Queries) TaskClaim(ctx context.Context, db DBTX, arg TaskClaimParams) (
 
 const taskClaimCandidates = `-- name: TaskClaimCandidates :many
 SELECT t.id, t.task_type, t.payload, t.priority, t.available_at, t.attempt, t.free_attempts,
-       t.max_attempts, t.owner_id, t.idempotency_key, t.metadata, now()::timestamptz AS claimed_at
+       t.max_attempts, t.owner_id, t.idempotency_key, t.metadata, t.flow_key, now()::timestamptz AS claimed_at
 FROM leasegen_tasks t
 WHERE t.status = 'QUEUED'
   AND t.task_type = ANY($1::text[])
@@ -142,6 +145,7 @@ type TaskClaimCandidatesRow struct {
 	OwnerID        string
 	IdempotencyKey sql.NullString
 	Metadata       sql.NullString
+	FlowKey        sql.NullString
 	ClaimedAt      time.Time
 }
 
@@ -169,6 +173,7 @@ func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClai
 			&i.OwnerID,
 			&i.IdempotencyKey,
 			&i.Metadata,
+			&i.FlowKey,
 			&i.ClaimedAt,
 		); err != nil {
 			return nil, err
@@ -487,7 +492,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 }
 
 const taskGet = `-- name: TaskGet :one
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata FROM leasegen_tasks WHERE id = $1
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key FROM leasegen_tasks WHERE id = $1
 `
 
 type TaskGetParams struct {
@@ -518,6 +523,7 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.StartedAt,
 		&i.FinishedAt,
 		&i.Metadata,
+		&i.FlowKey,
 	)
 	return i, err
 }
@@ -735,7 +741,7 @@ func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) 
 }
 
 const taskList = `-- name: TaskList :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key FROM leasegen_tasks
 WHERE ($1::text = '' OR status = $1::text)
   AND ($2::text = '' OR task_type = $2::text)
   AND ($3::text = '' OR owner_id = $3::text)
@@ -799,6 +805,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.StartedAt,
 			&i.FinishedAt,
 			&i.Metadata,
+			&i.FlowKey,
 		); err != nil {
 			return nil, err
 		}
@@ -814,7 +821,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 }
 
 const taskListByOwner = `-- name: TaskListByOwner :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key FROM leasegen_tasks
 WHERE owner_id = $1 AND owner_id <> '' AND status = ANY($2::text[])
 ORDER BY created_at DESC, id DESC
 LIMIT $3
@@ -857,6 +864,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.StartedAt,
 			&i.FinishedAt,
 			&i.Metadata,
+			&i.FlowKey,
 		); err != nil {
 			return nil, err
 		}
@@ -872,7 +880,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 }
 
 const taskListFinished = `-- name: TaskListFinished :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key FROM leasegen_tasks
 WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = $1::text
   AND ($2::text = '' OR task_type = $2::text)
   AND (finished_at < $3::timestamptz OR (finished_at = $3::timestamptz AND id < $4::bigint))
@@ -927,6 +935,7 @@ func (q *Queries) TaskListFinished(ctx context.Context, db DBTX, arg TaskListFin
 			&i.StartedAt,
 			&i.FinishedAt,
 			&i.Metadata,
+			&i.FlowKey,
 		); err != nil {
 			return nil, err
 		}
@@ -1224,7 +1233,7 @@ func (q *Queries) TaskRenewMany(ctx context.Context, db DBTX, arg TaskRenewManyP
 
 const taskRetry = `-- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
-  status = 'QUEUED',
+  status = CASE WHEN flow_key IS NULL THEN 'QUEUED' ELSE 'WAITING' END,
   available_at = now(),
   finished_at = NULL,
   free_attempts = attempt,
@@ -1236,7 +1245,8 @@ type TaskRetryParams struct {
 	ID int64
 }
 
-// A FAILED or CANCELLED task runs again with all its attempts.
+// A FAILED or CANCELLED task runs again with all its attempts; a keyed
+// one waits for its key's slot again.
 func (q *Queries) TaskRetry(ctx context.Context, db DBTX, arg TaskRetryParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskRetry, arg.ID)
 	if err != nil {

@@ -32,6 +32,14 @@ type LeasegenCountTurn struct {
 	NextAt    int64
 }
 
+type LeasegenFlowKey struct {
+	TaskType string
+	FlowKey  string
+	KeyLimit int64
+	Blocking int64
+	Version  int64
+}
+
 type LeasegenIdempotencyKey struct {
 	TaskType  string
 	IdemKey   string
@@ -83,6 +91,7 @@ type LeasegenTask struct {
 	StartedAt      sql.NullInt64
 	DueAt          int64
 	Metadata       sql.NullString
+	FlowKey        sql.NullString
 }
 
 type LeasegenThroughput struct {

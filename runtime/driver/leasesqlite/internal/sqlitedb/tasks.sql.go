@@ -13,10 +13,10 @@ import (
 
 const taskCancelRequest = `-- name: TaskCancelRequest :execrows
 UPDATE leasegen_tasks SET
-  due_at = IIF(status = 'QUEUED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), due_at),
-  status = IIF(status = 'QUEUED', 'CANCELLED', 'CANCEL_REQUESTED'),
+  due_at = IIF(status = 'RUNNING', due_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))),
+  status = IIF(status = 'RUNNING', 'CANCEL_REQUESTED', 'CANCELLED'),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-WHERE id = ? AND status IN ('QUEUED', 'RUNNING')
+WHERE id = ? AND status IN ('QUEUED', 'WAITING', 'RUNNING')
 `
 
 type TaskCancelRequestParams struct {
@@ -68,7 +68,7 @@ func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkP
 
 const taskClaimScan = `-- name: TaskClaimScan :many
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, metadata, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
+       max_attempts, owner_id, idempotency_key, metadata, flow_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND leasegen_tasks.task_type IN (/*SLICE:task_types*/?)
@@ -95,6 +95,7 @@ type TaskClaimScanRow struct {
 	OwnerID        string
 	IdempotencyKey sql.NullString
 	Metadata       sql.NullString
+	FlowKey        sql.NullString
 	ScannedAt      int64
 }
 
@@ -136,6 +137,7 @@ func (q *Queries) TaskClaimScan(ctx context.Context, db DBTX, arg TaskClaimScanP
 			&i.OwnerID,
 			&i.IdempotencyKey,
 			&i.Metadata,
+			&i.FlowKey,
 			&i.ScannedAt,
 		); err != nil {
 			return nil, err
@@ -336,7 +338,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 }
 
 const taskGet = `-- name: TaskGet :one
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata FROM leasegen_tasks WHERE id = ?
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key FROM leasegen_tasks WHERE id = ?
 `
 
 type TaskGetParams struct {
@@ -366,6 +368,7 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.StartedAt,
 		&i.DueAt,
 		&i.Metadata,
+		&i.FlowKey,
 	)
 	return i, err
 }
@@ -438,7 +441,7 @@ func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) 
 }
 
 const taskList = `-- name: TaskList :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key FROM leasegen_tasks
 WHERE (?1 = '' OR status = ?1)
   AND (?2 = '' OR task_type = ?2)
   AND (?3 = '' OR owner_id = ?3)
@@ -499,6 +502,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.StartedAt,
 			&i.DueAt,
 			&i.Metadata,
+			&i.FlowKey,
 		); err != nil {
 			return nil, err
 		}
@@ -514,7 +518,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 }
 
 const taskListByOwner = `-- name: TaskListByOwner :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key FROM leasegen_tasks
 WHERE owner_id = ? AND owner_id <> '' AND status IN (/*SLICE:statuses*/?)
 ORDER BY created_at DESC, id DESC
 LIMIT ?
@@ -568,6 +572,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.StartedAt,
 			&i.DueAt,
 			&i.Metadata,
+			&i.FlowKey,
 		); err != nil {
 			return nil, err
 		}
@@ -583,7 +588,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 }
 
 const taskListFinished = `-- name: TaskListFinished :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key FROM leasegen_tasks
 WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = ?1
   AND (?2 = '' OR task_type = ?2)
   AND (due_at < ?3 OR (due_at = ?3 AND id < ?4))
@@ -637,6 +642,7 @@ func (q *Queries) TaskListFinished(ctx context.Context, db DBTX, arg TaskListFin
 			&i.StartedAt,
 			&i.DueAt,
 			&i.Metadata,
+			&i.FlowKey,
 		); err != nil {
 			return nil, err
 		}
@@ -950,7 +956,7 @@ func (q *Queries) TaskRenewMany(ctx context.Context, db DBTX, arg TaskRenewManyP
 
 const taskRetry = `-- name: TaskRetry :execrows
 UPDATE leasegen_tasks SET
-  status = 'QUEUED',
+  status = IIF(flow_key IS NULL, 'QUEUED', 'WAITING'),
   available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   due_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
   free_attempts = attempt,

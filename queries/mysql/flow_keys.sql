@@ -1,0 +1,78 @@
+-- Queries on concurrency keys: leasegen_flow_keys' rows and the slots of
+-- the keyed tasks (migrations/mysql/0014_flow_keys.sql). A task holds a
+-- slot of its key while QUEUED, RUNNING or CANCEL_REQUESTED, and while
+-- FAILED when its key blocks on failure; it waits in WAITING for one.
+
+-- name: FlowKeyUpsert :exec
+-- Creates a key's row with its limit, or sets the stored row's; the row
+-- stays locked until the transaction ends.
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
+VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(key_limit), sqlc.arg(blocking), 1)
+ON DUPLICATE KEY UPDATE key_limit = sqlc.arg(key_limit), blocking = sqlc.arg(blocking), version = version + 1;
+
+-- name: FlowKeyLock :execrows
+-- Locks a key's row by writing it (Galera certifies written rows only).
+UPDATE leasegen_flow_keys SET version = version + 1
+WHERE task_type = ? AND flow_key = ?;
+
+-- name: FlowKeyGet :one
+SELECT key_limit, blocking FROM leasegen_flow_keys
+WHERE task_type = ? AND flow_key = ?;
+
+-- name: FlowKeyDelete :exec
+DELETE FROM leasegen_flow_keys WHERE task_type = ? AND flow_key = ?;
+
+-- name: FlowTasksWait :execrows
+-- The tasks a keyed enqueue inserted, QUEUED and not yet committed, wait
+-- for their key's slots instead. A task an idempotency key deduplicated
+-- to (keyed, started or finished already) is left as it is.
+UPDATE leasegen_tasks SET flow_key = sqlc.arg(flow_key), status = 'WAITING', due_priority = 0
+WHERE id IN (sqlc.slice(ids)) AND flow_key IS NULL AND status = 'QUEUED' AND attempt = 0;
+
+-- name: FlowKeyHolders :one
+-- The key's tasks that hold a slot. A locking read: it sees what
+-- committed last even in a caller's REPEATABLE READ transaction.
+SELECT COUNT(*) FROM leasegen_tasks
+WHERE flow_key = sqlc.arg(flow_key) AND task_type = sqlc.arg(task_type)
+  AND flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IF(sqlc.arg(blocking), 'FAILED', 'QUEUED'))
+LOCK IN SHARE MODE;
+
+-- name: FlowKeyPromote :execrows
+-- Gives the first waiting tasks of a key, in enqueue order, their slots.
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  due_priority = priority,
+  due_at = available_at,
+  updated_at = NOW(3)
+WHERE flow_key = sqlc.arg(flow_key) AND task_type = sqlc.arg(task_type) AND flow_status = 'WAITING'
+ORDER BY id
+LIMIT ?;
+
+-- name: FlowKeysStalled :many
+-- Keys with a task waiting and a slot free: what no release handed on (its
+-- worker died between a task's end and the release, or an operator
+-- removed a holder).
+SELECT k.task_type, k.flow_key FROM leasegen_flow_keys k
+WHERE EXISTS (
+    SELECT 1 FROM leasegen_tasks w
+    WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_status = 'WAITING')
+  AND k.key_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks h
+    WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
+      AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IF(k.blocking, 'FAILED', 'QUEUED')))
+LIMIT ?;
+
+-- name: FlowKeyList :many
+-- The keys with tasks in flight, with their running and waiting tasks.
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
+  (SELECT COUNT(*) FROM leasegen_tasks r
+   WHERE r.flow_key = k.flow_key AND r.task_type = k.task_type
+     AND r.flow_status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
+  (SELECT COUNT(*) FROM leasegen_tasks h
+   WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
+     AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IF(k.blocking, 'FAILED', 'QUEUED'))) AS holding,
+  (SELECT COUNT(*) FROM leasegen_tasks w
+   WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_status = 'WAITING') AS waiting
+FROM leasegen_flow_keys k
+ORDER BY k.task_type, k.flow_key
+LIMIT ?;

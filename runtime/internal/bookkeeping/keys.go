@@ -1,0 +1,179 @@
+package bookkeeping
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// Concurrency keys hold their limits with slots, not with counts read at
+// claim time: a keyed task is inserted WAITING, and only a release under
+// its key's row lock makes it QUEUED, up to the key's limit of tasks
+// that hold a slot (QUEUED, RUNNING, CANCEL_REQUESTED, and FAILED when a
+// failure blocks the key). Claims never look at keys, so at most that many
+// run at once whatever the workers do, and a key's waiting line starts in
+// enqueue order. A task that ends hands its slot on when its worker calls
+// ReleaseKeys after the end; a worker that dies between the two leaves the
+// key stalled until ReleaseStalledKeys, which recovery runs, finds it.
+
+// KeyedBatch is an enqueue's tasks with their concurrency keys: Keys[i] is
+// the key of Tasks[i], its zero value for an unkeyed task.
+type KeyedBatch struct {
+	Tasks []driver.NewTask
+	Keys  []driver.FlowKey
+}
+
+// InsertKeyed inserts b's tasks in one transaction of t (a caller's, when
+// t runs in one): keyed tasks wait for their keys' slots, and as many as
+// have a free slot are released at once. Key rows are locked in one order,
+// so concurrent enqueues do not deadlock. It returns the tasks' ids in
+// order.
+func InsertKeyed(ctx context.Context, t driver.Tables, b KeyedBatch) ([]leasetype.TaskID, error) {
+	keys := distinctKeys(b.Keys)
+	var ids []leasetype.TaskID
+	err := t.InTx(ctx, func(tx driver.Tables) error {
+		for _, k := range keys {
+			if err := tx.FlowKeyUpsert(ctx, k); err != nil {
+				return fmt.Errorf("lock key %q of %s: %w", k.Key, k.Type, err)
+			}
+		}
+		var err error
+		if ids, err = tx.TaskInsert(ctx, b.Tasks); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			var waiting []leasetype.TaskID
+			for i, id := range ids {
+				if b.Keys[i].Key == k.Key && b.Tasks[i].Type == k.Type {
+					waiting = append(waiting, id)
+				}
+			}
+			if _, err := tx.FlowTasksWait(ctx, k.Key, waiting); err != nil {
+				return fmt.Errorf("queue behind key %q of %s: %w", k.Key, k.Type, err)
+			}
+			if _, err := release(ctx, tx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// ReleaseKeys hands the free slots of keys (a task of each ended) to their
+// waiting tasks, in one transaction of t that locks the keys' rows in
+// order, and returns how many tasks it released.
+func ReleaseKeys(ctx context.Context, t driver.Tables, keys []driver.FlowKey) (int, error) {
+	keys = distinctKeys(keys)
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	var released int
+	err := t.InTx(ctx, func(tx driver.Tables) error {
+		released = 0
+		for _, k := range keys {
+			stored, ok, err := tx.FlowKeyLock(ctx, k.Type, k.Key)
+			if err != nil {
+				return fmt.Errorf("lock key %q of %s: %w", k.Key, k.Type, err)
+			}
+			if !ok {
+				continue // no row: no task of the key is in flight
+			}
+			n, err := release(ctx, tx, stored)
+			if err != nil {
+				return err
+			}
+			released += n
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("leasegen: release the slots of %d concurrency keys: %w", len(keys), err)
+	}
+	return released, nil
+}
+
+// ReleaseStalledKeys releases the keys that have a waiting task and a free
+// slot, up to batch of them, and returns how many keys it found and how
+// many tasks it released.
+func ReleaseStalledKeys(ctx context.Context, t driver.Tables, batch int) (keys, released int, err error) {
+	stalled, err := t.FlowKeysStalled(ctx, batch)
+	if err != nil {
+		return 0, 0, fmt.Errorf("leasegen: find keys with free slots: %w", err)
+	}
+	released, err = ReleaseKeys(ctx, t, stalled)
+	return len(stalled), released, err
+}
+
+// release, with k's row locked, makes QUEUED the first waiting tasks of k
+// that its free slots allow, deletes its row when no task of k is left in
+// flight, and returns how many tasks it released.
+func release(ctx context.Context, tx driver.Tables, k driver.FlowKey) (int, error) {
+	holding, err := tx.FlowKeyHolders(ctx, k)
+	if err != nil {
+		return 0, fmt.Errorf("count the holders of key %q of %s: %w", k.Key, k.Type, err)
+	}
+	released := 0
+	if free := k.Limit - holding; free > 0 {
+		if released, err = tx.FlowKeyPromote(ctx, k.Type, k.Key, free); err != nil {
+			return 0, fmt.Errorf("release tasks of key %q of %s: %w", k.Key, k.Type, err)
+		}
+	}
+	if holding == 0 && released == 0 {
+		return 0, tx.FlowKeyDelete(ctx, k.Type, k.Key)
+	}
+	return released, nil
+}
+
+// distinctKeys returns the keys of keys, each once, in lock order; the
+// zero key (an unkeyed task's) is left out.
+func distinctKeys(keys []driver.FlowKey) []driver.FlowKey {
+	var out []driver.FlowKey
+	for _, k := range keys {
+		if k.Key != "" {
+			out = append(out, k)
+		}
+	}
+	order := func(a, b driver.FlowKey) int { return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Key, b.Key)) }
+	slices.SortStableFunc(out, order)
+	return slices.CompactFunc(out, func(a, b driver.FlowKey) bool { return order(a, b) == 0 })
+}
+
+// ChangeTask runs change, an operator's action on task id (cancel,
+// retry, discard), in one transaction of t with the release of its key's
+// slots when the task has a key; it returns what change reported. The
+// key's row is locked before the task's, as every release locks them. A
+// retried task whose key went idle meanwhile (its row deleted) finds a row
+// with a limit of 1 until the key's next enqueue sets it.
+func ChangeTask(ctx context.Context, t driver.Tables, id leasetype.TaskID, change func(tx driver.Tables) (bool, error)) (bool, error) {
+	var changed bool
+	err := t.InTx(ctx, func(tx driver.Tables) error {
+		info, err := tx.TaskGet(ctx, id)
+		if err != nil && !errors.Is(err, leasetype.ErrTaskNotFound) {
+			return err
+		}
+		if info.ConcurrencyKey == "" {
+			changed, err = change(tx)
+			return err
+		}
+		k, ok, err := tx.FlowKeyLock(ctx, info.Type, info.ConcurrencyKey)
+		if err == nil && !ok {
+			k = driver.FlowKey{Type: info.Type, Key: info.ConcurrencyKey, Limit: 1}
+			err = tx.FlowKeyUpsert(ctx, k)
+		}
+		if err != nil {
+			return fmt.Errorf("lock key %q of %s: %w", info.ConcurrencyKey, info.Type, err)
+		}
+		if changed, err = change(tx); err != nil {
+			return err
+		}
+		_, err = release(ctx, tx, k)
+		return err
+	})
+	return changed, err
+}

@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// KeyInfo is a concurrency key with tasks in flight (Client.Keys).
+type KeyInfo = leasetype.KeyInfo
+
+// SequenceFailure is what a task of a sequence (WithSequentialKey) that
+// fails for good does to the tasks behind it.
+type SequenceFailure int
+
+const (
+	// SequenceContinue hands the failed task's slot on: the next task of
+	// the key starts.
+	SequenceContinue SequenceFailure = iota
+	// SequenceBlock keeps the slot with the failed task: the tasks behind
+	// it wait until an operator retries it (Client.Retry) or discards it
+	// (Client.Discard).
+	SequenceBlock
+)
+
+// WithConcurrencyKey makes at most limit tasks of the task's type with
+// this key run at once, across every worker: never more, not for a
+// moment. The key's tasks wait (StatusWaiting) for a slot and get one in
+// enqueue order (tasks that get theirs together may start in any order;
+// WithSequentialKey starts them in order); a task holds its slot while it is queued (also while it
+// waits out a retry's backoff or a snooze), running or asked to cancel,
+// and hands it on when it ends. Keys are per task type; the latest
+// enqueue of a key sets its limit. Claims never read keys, so tasks
+// without one pay nothing for them.
+func WithConcurrencyKey(key string, limit int) EnqueueOption {
+	return func(o *enqueueOptions) {
+		o.flowKeys++
+		o.flowKey, o.keyLimit, o.keyBlocking = key, limit, false
+	}
+}
+
+// WithSequentialKey makes the tasks of the task's type with this key run
+// one at a time, each starting only after the one enqueued before it
+// ended: WithConcurrencyKey(key, 1), with onFailure deciding what a task
+// that fails for good does to the ones behind it. A task waiting out a
+// retry's backoff or a snooze keeps its place at the head.
+func WithSequentialKey(key string, onFailure SequenceFailure) EnqueueOption {
+	return func(o *enqueueOptions) {
+		o.flowKeys++
+		o.flowKey, o.keyLimit, o.keyBlocking = key, 1, onFailure == SequenceBlock
+	}
+}
+
+// checkFlowKey checks the concurrency key options of a task of taskType.
+func checkFlowKey(taskType string, o enqueueOptions) error {
+	switch {
+	case o.flowKeys == 0:
+		return nil
+	case o.flowKeys > 1:
+		return fmt.Errorf("%w: %s has %d concurrency keys: set one WithConcurrencyKey or WithSequentialKey", ErrInvalidTask, taskType, o.flowKeys)
+	case o.flowKey == "":
+		return fmt.Errorf("%w: %s concurrency key is empty: set the payload field tagged leasegen:\"concurrency_key\", or leave the option out", ErrInvalidTask, taskType)
+	case len(o.flowKey) > maxFlowKeyLen:
+		return fmt.Errorf("%w: %s concurrency key is %d bytes, the limit is %d", ErrInvalidTask, taskType, len(o.flowKey), maxFlowKeyLen)
+	case !utf8.ValidString(o.flowKey) || strings.ContainsRune(o.flowKey, 0):
+		return fmt.Errorf("%w: %s concurrency key %q must be valid UTF-8 without NUL bytes", ErrInvalidTask, taskType, o.flowKey)
+	case o.keyLimit < 1 || o.keyLimit > math.MaxInt32:
+		return fmt.Errorf("%w: %s concurrency key limit must be in 1..%d, got %d", ErrInvalidTask, taskType, math.MaxInt32, o.keyLimit)
+	}
+	return nil
+}
+
+// flowKeyOf is o's concurrency key, the zero FlowKey for none.
+func (o enqueueOptions) flowKeyOf(taskType string) driver.FlowKey {
+	if o.flowKeys == 0 {
+		return driver.FlowKey{}
+	}
+	return driver.FlowKey{Type: taskType, Key: o.flowKey, Limit: o.keyLimit, Blocking: o.keyBlocking}
+}
+
+// insertKeyed stores a batch with keyed tasks on q: in a transaction of
+// its own, or in q's when q is the caller's.
+func (c *Client) insertKeyed(ctx context.Context, q driver.DBTX, b bookkeeping.KeyedBatch) ([]TaskID, error) {
+	tables := c.engine.tables
+	if tx, ok := q.(*sql.Tx); ok {
+		tables = c.engine.driver.TablesIn(tx)
+	}
+	return bookkeeping.InsertKeyed(ctx, tables, b)
+}
+
+// Keys lists up to limit concurrency keys with tasks in flight, by type
+// and key, with how many of their tasks run, hold a slot and wait.
+func (c *Client) Keys(ctx context.Context, limit int) ([]KeyInfo, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("%w: Keys limit must be positive, got %d", ErrInvalidConfig, limit)
+	}
+	keys, err := c.engine.tables.FlowKeyList(ctx, limit)
+	if err != nil {
+		return nil, c.engine.failed(err, "list concurrency keys")
+	}
+	return keys, nil
+}
+
+// endedKey is the key whose slot the execution's task gave up with
+// outcome: its key when it succeeded or failed for good, else none (a
+// retry or a snooze keeps the slot; a lost lease or a failed write leaves
+// the task to recovery, and its key to ReleaseStalledKeys).
+func (e *execution) endedKey(outcome string) driver.FlowKey {
+	if e.task.ConcurrencyKey == "" || (outcome != OutcomeSuccess && outcome != OutcomeFailed) {
+		return driver.FlowKey{}
+	}
+	return driver.FlowKey{Type: e.task.Type, Key: e.task.ConcurrencyKey}
+}
+
+// releaseKeys hands on the slots of keys whose tasks ended. A failure is
+// logged and left to recovery's pass over stalled keys.
+func (x *executor) releaseKeys(keys []driver.FlowKey) {
+	ctx, cancel := context.WithTimeout(x.runCtx, keyReleaseWait)
+	defer cancel()
+	released, err := bookkeeping.ReleaseKeys(ctx, x.tables, keys)
+	if err != nil {
+		x.logger.Warn("leasegen: handing on concurrency key slots failed; recovery will", "worker", x.workerID, "err", err)
+		return
+	}
+	x.observer.KeysReleased(len(keys), released)
+}
+
+// keyReleaseWait bounds one release of key slots.
+const keyReleaseWait = 10 * time.Second
