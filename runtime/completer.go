@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,70 +18,13 @@ const maxCompletionBatch = 1000
 // database about what one for hundreds does.
 const completionLinger = 500 * time.Microsecond
 
-// completionQueue holds the executions whose handlers succeeded until the
-// completion loop writes them. Handing one over never blocks the
-// execution's goroutine.
-type completionQueue struct {
-	mu      sync.Mutex
-	pending []*execution
-	stopped bool
-	ready   chan struct{} // signalled when pending grows
-}
-
-func newCompletionQueue() *completionQueue {
-	return &completionQueue{ready: make(chan struct{}, 1)}
-}
-
-// push queues e and reports true, or false once the loop has stopped.
-func (q *completionQueue) push(e *execution) bool {
-	q.mu.Lock()
-	if q.stopped {
-		q.mu.Unlock()
-		return false
-	}
-	q.pending = append(q.pending, e)
-	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
-	return true
-}
-
-// take removes and returns up to max queued executions, oldest first.
-func (q *completionQueue) take(max int) []*execution {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	n := min(len(q.pending), max)
-	batch := make([]*execution, n)
-	copy(batch, q.pending)
-	q.pending = append(q.pending[:0], q.pending[n:]...)
-	return batch
-}
-
-func (q *completionQueue) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.pending)
-}
-
-// stop refuses further pushes and returns what is still queued.
-func (q *completionQueue) stop() []*execution {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.stopped = true
-	rest := q.pending
-	q.pending = nil
-	return rest
-}
-
 // completer groups completions: it takes every execution whose handler
 // succeeded while the previous statement ran, completes them with one
 // fenced statement and ends them. Under load the batches grow by
 // themselves; a lone task completes at once, and a small batch waits at
 // most completionLinger for handlers that are still running.
 type completer struct {
-	queue    *completionQueue
+	queue    *handoff[*execution]
 	driver   driver.Driver
 	retry    writeRetry
 	workerID string
@@ -175,6 +117,6 @@ func (c *completer) complete(ctx context.Context, batch []*execution) {
 		}
 	}
 	if len(keys) > 0 {
-		batch[0].x.releaseKeys(keys)
+		batch[0].x.handOn(keys)
 	}
 }

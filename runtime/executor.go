@@ -31,7 +31,10 @@ type executor struct {
 	fences   *fenceWatch
 	prefetch *prefetcher
 	// completions is the completion loop's queue.
-	completions *completionQueue
+	completions *handoff[*execution]
+	// keyReleases is the key release loop's queue: the keys whose tasks
+	// ended.
+	keyReleases *handoff[driver.FlowKey]
 	// keep is how many attempts of a task the history keeps.
 	keep int
 	// runCtx bounds the writes of an execution's outcome.
@@ -58,7 +61,7 @@ func (w *Worker) newExecutor() *executor {
 	return &executor{
 		driver: w.engine.driver, tables: w.engine.tables, db: w.engine.db, workerID: w.cfg.WorkerID,
 		logger: w.cfg.Logger, clock: w.cfg.Clock, observer: w.engine.observer, stats: &w.stats,
-		fences: w.fences, prefetch: w.prefetch, completions: w.completions, keep: w.cfg.AttemptHistory,
+		fences: w.fences, prefetch: w.prefetch, completions: w.completions, keyReleases: newHandoff[driver.FlowKey](), keep: w.cfg.AttemptHistory,
 		runCtx: w.runCtx, slots: w, writes: make(writeSlots, maxSeparateWrites), retry: w.engine.writeRetry(),
 	}
 }
@@ -191,7 +194,7 @@ func (e *execution) run() {
 func (e *execution) end(outcome string) {
 	e.close(outcome)
 	if k := e.endedKey(outcome); k.Key != "" {
-		e.x.releaseKeys([]driver.FlowKey{k})
+		e.x.handOn([]driver.FlowKey{k})
 	}
 }
 

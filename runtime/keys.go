@@ -120,9 +120,20 @@ func (e *execution) endedKey(outcome string) driver.FlowKey {
 	return driver.FlowKey{Type: e.task.Type, Key: e.task.ConcurrencyKey}
 }
 
+// handOn hands the slots of keys whose tasks ended to the key release
+// loop, or releases them here once the loop has stopped.
+func (x *executor) handOn(keys []driver.FlowKey) {
+	if !x.keyReleases.push(keys...) {
+		x.releaseKeys(keys)
+	}
+}
+
 // releaseKeys hands on the slots of keys whose tasks ended. A failure is
 // logged and left to recovery's pass over stalled keys.
 func (x *executor) releaseKeys(keys []driver.FlowKey) {
+	if len(keys) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(x.runCtx, keyReleaseWait)
 	defer cancel()
 	released, err := bookkeeping.ReleaseKeys(ctx, x.tables, keys)
@@ -135,3 +146,29 @@ func (x *executor) releaseKeys(keys []driver.FlowKey) {
 
 // keyReleaseWait bounds one release of key slots.
 const keyReleaseWait = 10 * time.Second
+
+// maxKeyRelease bounds the keys one release transaction locks.
+const maxKeyRelease = 500
+
+// releaseLoop is the service that hands on key slots off the executions'
+// and the completion loop's paths: the keys of the tasks that end while a
+// release runs go together in the next one. At stop it releases what is
+// left; a key handed over later is released where it ended.
+func (x *executor) releaseLoop(ctx context.Context, stop <-chan struct{}) {
+	q := x.keyReleases
+	for {
+		select {
+		case <-q.ready:
+		case <-stop:
+			x.releaseKeys(q.stop())
+			return
+		}
+		for {
+			keys := q.take(maxKeyRelease)
+			if len(keys) == 0 {
+				break
+			}
+			x.releaseKeys(keys)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func unstartedWorker(t *testing.T, e *Engine) *Worker {
 		t.Fatal(err)
 	}
 	w.runCtx, w.execParent = bg, bg
-	w.completions = newCompletionQueue()
+	w.completions = newHandoff[*execution]()
 	w.exec = w.newExecutor()
 	t.Cleanup(w.fences.stop)
 	return w

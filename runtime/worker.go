@@ -66,7 +66,7 @@ type Worker struct {
 	// fences stops executions whose leases renewals no longer extend.
 	fences *fenceWatch
 	// completions feeds the completion loop.
-	completions *completionQueue
+	completions *handoff[*execution]
 	// exec is what executions use, made by Start.
 	exec *executor
 	// oneTask is set by WorkOne: the poller claims one task and reports
@@ -185,9 +185,10 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.runCtx, w.cancelRun = context.WithCancel(context.WithoutCancel(ctx))
 	w.execParent = context.WithoutCancel(w.runCtx)
 	w.stopPoll, w.stopLoops = make(chan struct{}), make(chan struct{})
-	w.completions = newCompletionQueue()
+	w.completions = newHandoff[*execution]()
 	w.exec = w.newExecutor()
 	w.goService(newCompleter(w).run)
+	w.goService(w.exec.releaseLoop)
 	w.engine.driver.Subscribe(w.wake, req.Types)
 	poll := newPoller(w, req)
 	w.pollDone.Go(func() { poll.run(w.runCtx, w.stopPoll) })
@@ -210,7 +211,7 @@ func (w *Worker) Start(ctx context.Context) error {
 }
 
 // service is one of the worker's loops: the poller, the completer, the
-// heartbeater, the recoverer, the pruner, the rollup. It returns once stop is closed;
+// key release loop, the heartbeater, the recoverer, the pruner, the rollup. It returns once stop is closed;
 // its statements run under ctx.
 type service func(ctx context.Context, stop <-chan struct{})
 

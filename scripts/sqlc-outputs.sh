@@ -16,4 +16,14 @@ for pair in mysql:mysqldb sqlite:sqlitedb postgres:pgdb; do
     status=1
   fi
 done
+# sqlc numbers an SQLite argument after a sqlc.slice as if the slice were
+# one argument (?2 after a slice of three is the slice's second element):
+# a query must put its slices last.
+misnumbered=$(awk '/^const [a-zA-Z]+ = `/ { q = $2 } /SLICE:/ { slice = q } slice == q && /\?[0-9]/ && !/SLICE:[a-z_]*\*\/\?[^0-9]*$/ { print FILENAME ": " q }' \
+  runtime/driver/leasesqlite/internal/sqlitedb/*.sql.go | sort -u)
+if [ -n "$misnumbered" ]; then
+  echo "sqlc-outputs: SQLite queries with a numbered argument after a sqlc.slice (put the slice last):" >&2
+  echo "$misnumbered" | sed 's/^/  /' >&2
+  status=1
+fi
 exit $status

@@ -84,11 +84,17 @@ func hostsBurnName(o options, hosts int) string {
 // With one process on MySQL it also takes the statements the server
 // received per task from its Questions counter.
 func burnDown(ctx context.Context, o options, s *scratch, procs, slots int, onHosts bool, name string, t *table) error {
+	return burnDownKeyed(ctx, o, s, procs, slots, onHosts, nil, name, t)
+}
+
+// burnDownKeyed is burnDown of tasks with the options of keyOf (nil:
+// none): task i gets keyOf(i).
+func burnDownKeyed(ctx context.Context, o options, s *scratch, procs, slots int, onHosts bool, keyOf func(i int) runtime.EnqueueOption, name string, t *table) error {
 	binlogBefore, binlogOn, err := binlogBytes(ctx, s)
 	if err != nil {
 		return err
 	}
-	if err := queue(ctx, s, "noop", o.burn); err != nil {
+	if err := queueKeyed(ctx, s, "noop", o.burn, keyOf); err != nil {
 		return err
 	}
 	var before int64
@@ -166,10 +172,10 @@ func burnDown(ctx context.Context, o options, s *scratch, procs, slots int, onHo
 	return nil
 }
 
-// waitDrained polls until no task is queued or running and returns how
-// many statements that took.
+// waitDrained polls until no task is waiting, queued or running and
+// returns how many statements that took.
 func waitDrained(ctx context.Context, s *scratch, timeout time.Duration) (int64, error) {
-	const probe = `SELECT EXISTS (SELECT 1 FROM leasegen_tasks WHERE status = 'QUEUED')
+	const probe = `SELECT EXISTS (SELECT 1 FROM leasegen_tasks WHERE status IN ('WAITING', 'QUEUED'))
 		OR EXISTS (SELECT 1 FROM leasegen_tasks WHERE status IN ('RUNNING', 'CANCEL_REQUESTED'))`
 	deadline := time.Now().Add(timeout)
 	for probes := int64(1); ; probes++ {
@@ -206,4 +212,27 @@ func successSpan(ctx context.Context, s *scratch) (int, time.Duration, error) {
 		return 0, 0, err
 	}
 	return n, max(time.Duration(span)*unit, time.Millisecond), nil
+}
+
+// keyedBurnKeys is how many concurrency keys the keys group spreads its
+// burn-downs over.
+const keyedBurnKeys = 1000
+
+// keyedBurnName is the keys group's burn-down figure of rule.
+func keyedBurnName(o options, rule string) string {
+	return fmt.Sprintf("burn-down, 1 worker process, default Config, %s keys %s (%s no-op tasks)", number(keyedBurnKeys), rule, number(float64(o.burn)))
+}
+
+// keyRules are the keys group's burn-downs: each task i gets a key of
+// keyedBurnKeys, round robin, under the rule.
+var keyRules = []struct {
+	rule  string
+	keyOf func(i int) runtime.EnqueueOption
+}{
+	{"at key_concurrency=1", func(i int) runtime.EnqueueOption {
+		return runtime.WithConcurrencyKey(strconv.Itoa(i%keyedBurnKeys), 1)
+	}},
+	{"sequential", func(i int) runtime.EnqueueOption {
+		return runtime.WithSequentialKey(strconv.Itoa(i%keyedBurnKeys), runtime.SequenceContinue)
+	}},
 }

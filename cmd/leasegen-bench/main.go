@@ -1,6 +1,8 @@
 // Command leasegen-bench measures the lease runtime on this machine and
 // prints one table: enqueue rates, the burn-down of queued no-op tasks by one
-// and by several worker processes, the burn-down by 1, 2, 4 and 8 worker
+// and by several worker processes, and of tasks spread over 1,000
+// concurrency keys (at key_concurrency=1, and sequential), the burn-down by
+// 1, 2, 4 and 8 worker
 // hosts (network namespaces; as root), enqueue-to-start latency from the
 // worker's own process and from another one, SQL statements per task, the
 // recovery delay after a kill -9, a worker's memory, and, in the same run,
@@ -19,11 +21,12 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/leasegen/leasegen/internal/nethost"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/leasegen/leasegen/internal/nethost"
 )
 
 // options are the benchmark's flags.
@@ -50,7 +53,7 @@ type options struct {
 }
 
 // groups are the figure groups, in the order they run and print.
-var groups = []string{"enqueue", "burn", "hosts", "ceiling", "latency", "recovery", "footprint", "river"}
+var groups = []string{"enqueue", "burn", "keys", "hosts", "ceiling", "latency", "recovery", "footprint", "river"}
 
 func main() {
 	o, err := parseFlags(os.Args[1:])

@@ -36,6 +36,11 @@ func steps(o options) []step {
 			return burnDown(ctx, o, s, o.procs, o.slots, false, burnDownName(o, o.procs), t)
 		}})
 	}
+	for _, r := range keyRules {
+		all = append(all, step{"keys", "burn-down of keyed tasks " + r.rule, func(ctx context.Context, s *scratch, t *table) error {
+			return burnDownKeyed(ctx, o, s, 1, 0, false, r.keyOf, keyedBurnName(o, r.rule), t)
+		}})
+	}
 	if o.kind() != kindSQLite { // an embedded file has no network to cross
 		for _, n := range hostCounts {
 			all = append(all, step{"hosts", fmt.Sprintf("burn-down by %d worker hosts", n), func(ctx context.Context, s *scratch, t *table) error {

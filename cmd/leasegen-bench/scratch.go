@@ -120,12 +120,24 @@ func openEngine(kind, target string) (*sql.DB, *runtime.Engine, error) {
 
 // queue enqueues n tasks of taskType in batches of 1,000.
 func queue(ctx context.Context, s *scratch, taskType string, n int) error {
+	return queueKeyed(ctx, s, taskType, n, nil)
+}
+
+// queueKeyed enqueues n tasks of taskType in batches of 1,000, task i with
+// the options of keyOf(i) (nil: none).
+func queueKeyed(ctx context.Context, s *scratch, taskType string, n int, keyOf func(i int) runtime.EnqueueOption) error {
 	reqs := make([]runtime.Request, 1000)
 	for i := range reqs {
 		reqs[i] = runtime.Request{Type: taskType}
 	}
-	for left := n; left > 0; left -= len(reqs) {
-		if _, err := s.client.EnqueueMany(ctx, reqs[:min(left, len(reqs))]); err != nil {
+	for done := 0; done < n; done += len(reqs) {
+		batch := reqs[:min(n-done, len(reqs))]
+		if keyOf != nil {
+			for i := range batch {
+				batch[i].Options = []runtime.EnqueueOption{keyOf(done + i)}
+			}
+		}
+		if _, err := s.client.EnqueueMany(ctx, batch); err != nil {
 			return err
 		}
 	}

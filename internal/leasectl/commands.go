@@ -24,6 +24,7 @@ var commands = map[string]func(ctx context.Context, e *env, args []string) error
 	"purge":     purge,
 	"stats":     stats,
 	"workers":   workers,
+	"keys":      keys,
 	"pause":     pause,
 	"resume":    resume,
 	"schedules": schedules,
@@ -420,6 +421,47 @@ func workers(ctx context.Context, e *env, args []string) error {
 			wk.MaxConcurrency, limitText(wk.GlobalLimit), strings.Join(types, ", "))
 	}
 	return w.Flush()
+}
+
+func keys(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("keys")
+	asJSON := fs.Bool("json", false, "")
+	limit := fs.Int("limit", 100, "")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *limit <= 0 {
+		return fmt.Errorf("%w: -limit must be above 0, got %d", errUsage, *limit)
+	}
+	list, err := e.client.Keys(ctx, *limit)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := make([]keyJSON, len(list))
+		for i, k := range list {
+			out[i] = keyJSON{Type: k.Type, Key: k.Key, Limit: k.Limit, BlockOnFailure: k.BlockOnFailure,
+				Running: k.Running, Holding: k.Holding, Waiting: k.Waiting, AtLimit: k.AtLimit()}
+		}
+		return writeJSON(e.stdout, out)
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TYPE\tKEY\tLIMIT\tRUNNING\tHOLDING\tWAITING\tAT LIMIT")
+	for _, k := range list {
+		limit := strconv.Itoa(k.Limit)
+		if k.BlockOnFailure {
+			limit += " (blocks on failure)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", k.Type, k.Key, limit, k.Running, k.Holding, k.Waiting, yesNo(k.AtLimit()))
+	}
+	return w.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // limitText shows a limit, 0 as "none".

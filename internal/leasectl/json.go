@@ -114,3 +114,15 @@ type workerJSON struct {
 	TaskLimits     map[string]int `json:"task_limits"`
 	Schedules      []string       `json:"schedules,omitempty"`
 }
+
+// keyJSON is keys -json's shape: runtime.KeyInfo with snake_case keys.
+type keyJSON struct {
+	Type           string `json:"type"`
+	Key            string `json:"key"`
+	Limit          int    `json:"limit"`
+	BlockOnFailure bool   `json:"block_on_failure"`
+	Running        int    `json:"running"`
+	Holding        int    `json:"holding"`
+	Waiting        int    `json:"waiting"`
+	AtLimit        bool   `json:"at_limit"`
+}

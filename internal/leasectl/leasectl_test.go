@@ -119,6 +119,23 @@ func TestCommands(t *testing.T) {
 			waitFor(t, client, bad, runtime.StatusFailed)
 			code, out, _ = tg.ctl(t, "workers")
 			expect(t, "workers", code, 0, out, "WORKER", "HOST", "bad (none), ok (none)")
+			var held []runtime.TaskID
+			for range 3 { // no worker handles "held": one holds the key's slot, two wait
+				id, err := client.Enqueue(ctx, "held", nil, runtime.WithConcurrencyKey("acct-1", 1))
+				dbtest.Must(t, "enqueue keyed", err)
+				held = append(held, id)
+			}
+			code, out, _ = tg.ctl(t, "keys")
+			expect(t, "keys", code, 0, out, "TYPE", "WAITING", "held  acct-1  1      0        1        2        yes")
+			code, out, _ = tg.ctl(t, "keys", "-json")
+			expect(t, "keys -json", code, 0, out, `"key": "acct-1"`, `"waiting": 2`, `"at_limit": true`)
+			for _, id := range held {
+				dbtest.Must(t, "discard keyed", client.Discard(ctx, id))
+			}
+			code, out, _ = tg.ctl(t, "keys")
+			if code != 0 || strings.Count(out, "\n") != 1 {
+				t.Errorf("keys after their tasks were discarded (exit %d):\n%s", code, out)
+			}
 			code, out, _ = tg.ctl(t, "pause", "ok")
 			expect(t, "pause a handled type", code, 0, out, "paused ok", "leasectl resume ok")
 			if strings.Contains(out, "note:") {

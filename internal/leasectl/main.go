@@ -41,6 +41,8 @@ Commands:
                             -yes it counts them and stops, -dry-run only counts
   stats [-json]             tasks by type and status, oldest queued, running by worker, paused types
   workers [-json]           live workers: host, pid, start, slots and limits
+  keys [-json] [-limit N]   concurrency keys with tasks in flight: limit, running, holding a slot,
+                            waiting, whether every slot is held
   pause [-force] TYPE       stop every worker from claiming tasks of TYPE (running ones finish);
                             a TYPE no stored task has and no live worker handles needs -force
   resume TYPE               let workers claim tasks of TYPE again

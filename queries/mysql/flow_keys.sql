@@ -10,14 +10,16 @@ INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, versio
 VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(key_limit), sqlc.arg(blocking), 1)
 ON DUPLICATE KEY UPDATE key_limit = sqlc.arg(key_limit), blocking = sqlc.arg(blocking), version = version + 1;
 
--- name: FlowKeyLock :execrows
--- Locks a key's row by writing it (Galera certifies written rows only).
+-- name: FlowKeysLock :execrows
+-- Locks keys' rows by writing them (Galera certifies written rows only),
+-- in key order.
 UPDATE leasegen_flow_keys SET version = version + 1
-WHERE task_type = ? AND flow_key = ?;
+WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys))
+ORDER BY flow_key;
 
--- name: FlowKeyGet :one
-SELECT key_limit, blocking FROM leasegen_flow_keys
-WHERE task_type = ? AND flow_key = ?;
+-- name: FlowKeysGet :many
+SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
 
 -- name: FlowKeyDelete :exec
 DELETE FROM leasegen_flow_keys WHERE task_type = ? AND flow_key = ?;
@@ -29,12 +31,15 @@ DELETE FROM leasegen_flow_keys WHERE task_type = ? AND flow_key = ?;
 UPDATE leasegen_tasks SET flow_key = sqlc.arg(flow_key), status = 'WAITING', due_priority = 0
 WHERE id IN (sqlc.slice(ids)) AND flow_key IS NULL AND status = 'QUEUED' AND attempt = 0;
 
--- name: FlowKeyHolders :one
--- The key's tasks that hold a slot. A locking read: it sees what
--- committed last even in a caller's REPEATABLE READ transaction.
-SELECT COUNT(*) FROM leasegen_tasks
-WHERE flow_key = sqlc.arg(flow_key) AND task_type = sqlc.arg(task_type)
-  AND flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IF(sqlc.arg(blocking), 'FAILED', 'QUEUED'))
+-- name: FlowKeysHolders :many
+-- The keys' tasks that hold a slot, or do when their key blocks on
+-- failure (FAILED). A locking read: it sees what committed last even in a
+-- caller's REPEATABLE READ transaction.
+SELECT flow_key, CAST(SUM(flow_status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(flow_status = 'FAILED') AS SIGNED) AS failed
+FROM leasegen_tasks
+WHERE flow_key IN (sqlc.slice(flow_keys)) AND task_type = sqlc.arg(task_type)
+  AND flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
+GROUP BY flow_key
 LOCK IN SHARE MODE;
 
 -- name: FlowKeyPromote :execrows

@@ -11,13 +11,13 @@ VALUES (@task_type, @flow_key, @key_limit, @blocking, 1)
 ON CONFLICT (task_type, flow_key) DO UPDATE
 SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, version = leasegen_flow_keys.version + 1;
 
--- name: FlowKeyLock :execrows
+-- name: FlowKeysLock :execrows
 UPDATE leasegen_flow_keys SET version = version + 1
-WHERE task_type = $1 AND flow_key = $2;
+WHERE task_type = @task_type AND flow_key = ANY(@flow_keys::text[]);
 
--- name: FlowKeyGet :one
-SELECT key_limit, blocking FROM leasegen_flow_keys
-WHERE task_type = $1 AND flow_key = $2;
+-- name: FlowKeysGet :many
+SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+WHERE task_type = @task_type AND flow_key = ANY(@flow_keys::text[]);
 
 -- name: FlowKeyDelete :exec
 DELETE FROM leasegen_flow_keys WHERE task_type = $1 AND flow_key = $2;
@@ -26,10 +26,14 @@ DELETE FROM leasegen_flow_keys WHERE task_type = $1 AND flow_key = $2;
 UPDATE leasegen_tasks SET flow_key = @flow_key, status = 'WAITING'
 WHERE id = ANY(@ids::bigint[]) AND flow_key IS NULL AND status = 'QUEUED' AND attempt = 0;
 
--- name: FlowKeyHolders :one
-SELECT COUNT(*) FROM leasegen_tasks
-WHERE flow_key = @flow_key AND task_type = @task_type
-  AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', CASE WHEN @blocking::boolean THEN 'FAILED' ELSE 'QUEUED' END);
+-- name: FlowKeysHolders :many
+SELECT flow_key::text AS flow_key,
+  COUNT(*) FILTER (WHERE status <> 'FAILED') AS active,
+  COUNT(*) FILTER (WHERE status = 'FAILED') AS failed
+FROM leasegen_tasks
+WHERE flow_key = ANY(@flow_keys::text[]) AND task_type = @task_type
+  AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
+GROUP BY flow_key;
 
 -- name: FlowKeyPromote :execrows
 UPDATE leasegen_tasks SET status = 'QUEUED', updated_at = now()

@@ -1,6 +1,8 @@
 -- Queries on concurrency keys (see queries/mysql/flow_keys.sql). SQLite
 -- runs one writing transaction at a time, so a count after the key row is
--- written sees every committed change.
+-- written sees every committed change. An argument after a sqlc.slice
+-- would be numbered wrong (sqlc numbers it as if the slice were one
+-- argument): the slices come last.
 
 -- name: FlowKeyUpsert :exec
 INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
@@ -8,13 +10,13 @@ VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(key_limit), sqlc.arg(b
 ON CONFLICT (task_type, flow_key) DO UPDATE
 SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, version = leasegen_flow_keys.version + 1;
 
--- name: FlowKeyLock :execrows
+-- name: FlowKeysLock :execrows
 UPDATE leasegen_flow_keys SET version = version + 1
-WHERE task_type = ? AND flow_key = ?;
+WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
 
--- name: FlowKeyGet :one
-SELECT key_limit, blocking FROM leasegen_flow_keys
-WHERE task_type = ? AND flow_key = ?;
+-- name: FlowKeysGet :many
+SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
 
 -- name: FlowKeyDelete :exec
 DELETE FROM leasegen_flow_keys WHERE task_type = ? AND flow_key = ?;
@@ -23,10 +25,14 @@ DELETE FROM leasegen_flow_keys WHERE task_type = ? AND flow_key = ?;
 UPDATE leasegen_tasks SET flow_key = sqlc.arg(flow_key), status = 'WAITING'
 WHERE id IN (sqlc.slice(ids)) AND flow_key IS NULL AND status = 'QUEUED' AND attempt = 0;
 
--- name: FlowKeyHolders :one
-SELECT COUNT(*) FROM leasegen_tasks
-WHERE flow_key = sqlc.arg(flow_key) AND task_type = sqlc.arg(task_type)
-  AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IIF(sqlc.arg(blocking), 'FAILED', 'QUEUED'));
+-- name: FlowKeysHolders :many
+SELECT CAST(flow_key AS TEXT) AS flow_key,
+  CAST(SUM(status <> 'FAILED') AS INTEGER) AS active,
+  CAST(SUM(status = 'FAILED') AS INTEGER) AS failed
+FROM leasegen_tasks
+WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys))
+  AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
+GROUP BY flow_key;
 
 -- name: FlowKeyPromote :execrows
 UPDATE leasegen_tasks SET status = 'QUEUED', due_at = available_at, updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))

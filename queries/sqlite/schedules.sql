@@ -24,11 +24,12 @@ WHERE name = ?;
 -- name: ScheduleLockDue :many
 -- The due, unpaused schedules among names, read under the write lock, which
 -- serializes firing workers. last_status is the status of the latest tick's task
--- ('' when none is stored), for overlap=skip.
+-- ('' when none is stored), for overlap=skip. The slice comes last (see
+-- flow_keys.sql).
 SELECT s.name, s.task_type, s.spec, s.payload, s.priority, s.max_attempts, s.next_run,
   COALESCE((SELECT t.status FROM leasegen_tasks t WHERE t.id = s.last_task_id), '') AS last_status
 FROM leasegen_schedules s
-WHERE s.name IN (sqlc.slice(names)) AND s.next_run <= sqlc.arg(now) AND s.paused = 0
+WHERE s.next_run <= sqlc.arg(now) AND s.paused = 0 AND s.name IN (sqlc.slice(names))
 ORDER BY s.name;
 
 -- name: ScheduleAdvance :execrows

@@ -175,9 +175,10 @@ type Tables interface {
 	// (replacing a stored row's) and holds its lock until the transaction
 	// ends.
 	FlowKeyUpsert(ctx context.Context, k FlowKey) error
-	// FlowKeyLock locks a stored key's row until the transaction ends and
-	// returns it; false when none is stored.
-	FlowKeyLock(ctx context.Context, taskType, key string) (FlowKey, bool, error)
+	// FlowKeysLock locks the stored rows of keys of taskType until the
+	// transaction ends, in key order, and returns them; a key without a
+	// row is left out.
+	FlowKeysLock(ctx context.Context, taskType string, keys []string) ([]FlowKey, error)
 	// FlowKeyDelete deletes a key's row.
 	FlowKeyDelete(ctx context.Context, taskType, key string) error
 	// FlowTasksWait makes tasks ids, inserted QUEUED without a key by the
@@ -185,11 +186,12 @@ type Tables interface {
 	// many it changed: a task an idempotency key deduplicated to stays as
 	// it is.
 	FlowTasksWait(ctx context.Context, key string, ids []leasetype.TaskID) (int, error)
-	// FlowKeyHolders counts the tasks of k that hold a slot: QUEUED,
-	// RUNNING, CANCEL_REQUESTED, and FAILED when k blocks on failure. It
-	// sees every holder committed before k's row was locked, also in a
-	// caller's transaction (or fails it with a conflict).
-	FlowKeyHolders(ctx context.Context, k FlowKey) (int, error)
+	// FlowKeysHolders counts, by key, the tasks of keys of taskType that
+	// hold a slot (QUEUED, RUNNING, CANCEL_REQUESTED: Active) or do when
+	// their key blocks on failure (FAILED); a key with none is left out. It
+	// sees every task committed before the keys' rows were locked, also in
+	// a caller's transaction (or fails it with a conflict).
+	FlowKeysHolders(ctx context.Context, taskType string, keys []string) (map[string]KeyHolders, error)
 	// FlowKeyPromote makes the first n WAITING tasks of the key, in id
 	// order, QUEUED, and returns how many it changed.
 	FlowKeyPromote(ctx context.Context, taskType, key string, n int) (int, error)
@@ -322,4 +324,19 @@ type FlowKey struct {
 	Key      string
 	Limit    int
 	Blocking bool
+}
+
+// KeyHolders counts a key's tasks that hold its slots: Active ones
+// (QUEUED, RUNNING, CANCEL_REQUESTED) and Failed ones, which hold a slot
+// only when the key blocks on failure.
+type KeyHolders struct {
+	Active, Failed int
+}
+
+// Holding is how many slots of k the holders take.
+func (h KeyHolders) Holding(k FlowKey) int {
+	if k.Blocking {
+		return h.Active + h.Failed
+	}
+	return h.Active
 }

@@ -73,6 +73,7 @@ var bundleCases = []struct {
 	{"TablesInTxSerializesRegistry", testTablesInTxSerializesRegistry},
 	{"TablesRegistryPausedAttempts", testTablesRegistryPausedAttempts},
 	{"TablesInSeesTheTransaction", testTablesInSeesTheTransaction},
+	{"KeyReleaseInOlderSnapshot", testKeyReleaseInOlderSnapshot},
 	{"DeadlockIsAConflict", testDeadlockIsAConflict},
 }
 

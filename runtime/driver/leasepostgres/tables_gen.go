@@ -444,18 +444,17 @@ func (t tables) FlowKeyUpsert(ctx context.Context, k driver.FlowKey) error {
 	})
 }
 
-func (t tables) FlowKeyLock(ctx context.Context, taskType, key string) (driver.FlowKey, bool, error) {
-	locked, err := t.Changed(ctx, func() (int64, error) {
-		return t.s.q.FlowKeyLock(ctx, t.q, db.FlowKeyLockParams{TaskType: taskType, FlowKey: key})
+func (t tables) FlowKeysLock(ctx context.Context, taskType string, keys []string) ([]driver.FlowKey, error) {
+	locked, err := t.Count(ctx, func() (int64, error) {
+		return t.s.q.FlowKeysLock(ctx, t.q, db.FlowKeysLockParams{TaskType: taskType, FlowKeys: keys})
 	})
-	if err != nil || !locked {
-		return driver.FlowKey{}, false, err
+	if err != nil || locked == 0 {
+		return nil, err
 	}
-	r, err := t.s.q.FlowKeyGet(ctx, t.q, db.FlowKeyGetParams{TaskType: taskType, FlowKey: key})
-	if err != nil {
-		return driver.FlowKey{}, false, err
-	}
-	return driver.FlowKey{Type: taskType, Key: key, Limit: int(r.KeyLimit), Blocking: r.Blocking}, true, nil
+	rows, err := t.s.q.FlowKeysGet(ctx, t.q, db.FlowKeysGetParams{TaskType: taskType, FlowKeys: keys})
+	return sqlbuild.Map(rows, func(r db.FlowKeysGetRow) driver.FlowKey {
+		return driver.FlowKey{Type: taskType, Key: r.FlowKey, Limit: int(r.KeyLimit), Blocking: r.Blocking}
+	}), err
 }
 
 func (t tables) FlowKeyDelete(ctx context.Context, taskType, key string) error {
@@ -470,11 +469,16 @@ func (t tables) FlowTasksWait(ctx context.Context, key string, ids []leasetype.T
 	})
 }
 
-func (t tables) FlowKeyHolders(ctx context.Context, k driver.FlowKey) (int, error) {
-	n, err := t.s.q.FlowKeyHolders(ctx, t.q, db.FlowKeyHoldersParams{
-		FlowKey: sqlbuild.NullString(k.Key), TaskType: k.Type, Blocking: k.Blocking,
-	})
-	return int(n), err
+func (t tables) FlowKeysHolders(ctx context.Context, taskType string, keys []string) (map[string]driver.KeyHolders, error) {
+	rows, err := t.s.q.FlowKeysHolders(ctx, t.q, db.FlowKeysHoldersParams{FlowKeys: keys, TaskType: taskType})
+	if err != nil {
+		return nil, err
+	}
+	holders := make(map[string]driver.KeyHolders, len(rows))
+	for _, r := range rows {
+		holders[r.FlowKey] = driver.KeyHolders{Active: int(r.Active), Failed: int(r.Failed)}
+	}
+	return holders, nil
 }
 
 func (t tables) FlowKeyPromote(ctx context.Context, taskType, key string, n int) (int, error) {

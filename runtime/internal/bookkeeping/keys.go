@@ -56,11 +56,9 @@ func InsertKeyed(ctx context.Context, t driver.Tables, b KeyedBatch) ([]leasetyp
 			if _, err := tx.FlowTasksWait(ctx, k.Key, waiting); err != nil {
 				return fmt.Errorf("queue behind key %q of %s: %w", k.Key, k.Type, err)
 			}
-			if _, err := release(ctx, tx, k); err != nil {
-				return err
-			}
 		}
-		return nil
+		_, err = releaseLocked(ctx, tx, keys)
+		return err
 	})
 	return ids, err
 }
@@ -75,22 +73,17 @@ func ReleaseKeys(ctx context.Context, t driver.Tables, keys []driver.FlowKey) (i
 	}
 	var released int
 	err := t.InTx(ctx, func(tx driver.Tables) error {
-		released = 0
-		for _, k := range keys {
-			stored, ok, err := tx.FlowKeyLock(ctx, k.Type, k.Key)
+		var stored []driver.FlowKey
+		for _, group := range byType(keys) {
+			rows, err := tx.FlowKeysLock(ctx, group[0].Type, names(group))
 			if err != nil {
-				return fmt.Errorf("lock key %q of %s: %w", k.Key, k.Type, err)
+				return fmt.Errorf("lock %d keys of %s: %w", len(group), group[0].Type, err)
 			}
-			if !ok {
-				continue // no row: no task of the key is in flight
-			}
-			n, err := release(ctx, tx, stored)
-			if err != nil {
-				return err
-			}
-			released += n
+			stored = append(stored, rows...) // a key without a row has no task in flight
 		}
-		return nil
+		var err error
+		released, err = releaseLocked(ctx, tx, stored)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("leasegen: release the slots of %d concurrency keys: %w", len(keys), err)
@@ -110,24 +103,56 @@ func ReleaseStalledKeys(ctx context.Context, t driver.Tables, batch int) (keys, 
 	return len(stalled), released, err
 }
 
-// release, with k's row locked, makes QUEUED the first waiting tasks of k
-// that its free slots allow, deletes its row when no task of k is left in
-// flight, and returns how many tasks it released.
-func release(ctx context.Context, tx driver.Tables, k driver.FlowKey) (int, error) {
-	holding, err := tx.FlowKeyHolders(ctx, k)
-	if err != nil {
-		return 0, fmt.Errorf("count the holders of key %q of %s: %w", k.Key, k.Type, err)
-	}
+// releaseLocked, with the rows of keys locked, makes QUEUED the first
+// waiting tasks of each key that its free slots allow, deletes the row of
+// a key with no task left in flight, and returns how many tasks it
+// released.
+func releaseLocked(ctx context.Context, tx driver.Tables, keys []driver.FlowKey) (int, error) {
 	released := 0
-	if free := k.Limit - holding; free > 0 {
-		if released, err = tx.FlowKeyPromote(ctx, k.Type, k.Key, free); err != nil {
-			return 0, fmt.Errorf("release tasks of key %q of %s: %w", k.Key, k.Type, err)
+	for _, group := range byType(keys) {
+		holders, err := tx.FlowKeysHolders(ctx, group[0].Type, names(group))
+		if err != nil {
+			return 0, fmt.Errorf("count the holders of %d keys of %s: %w", len(group), group[0].Type, err)
+		}
+		for _, k := range group {
+			holding, promoted := holders[k.Key].Holding(k), 0
+			if free := k.Limit - holding; free > 0 {
+				if promoted, err = tx.FlowKeyPromote(ctx, k.Type, k.Key, free); err != nil {
+					return 0, fmt.Errorf("release tasks of key %q of %s: %w", k.Key, k.Type, err)
+				}
+			}
+			if holding == 0 && promoted == 0 {
+				if err := tx.FlowKeyDelete(ctx, k.Type, k.Key); err != nil {
+					return 0, fmt.Errorf("delete idle key %q of %s: %w", k.Key, k.Type, err)
+				}
+			}
+			released += promoted
 		}
 	}
-	if holding == 0 && released == 0 {
-		return 0, tx.FlowKeyDelete(ctx, k.Type, k.Key)
-	}
 	return released, nil
+}
+
+// byType splits keys, in lock order, into runs of one task type.
+func byType(keys []driver.FlowKey) [][]driver.FlowKey {
+	var groups [][]driver.FlowKey
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].Type == keys[i].Type {
+			j++
+		}
+		groups = append(groups, keys[i:j])
+		i = j
+	}
+	return groups
+}
+
+// names is the keys' names.
+func names(keys []driver.FlowKey) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.Key
+	}
+	return out
 }
 
 // distinctKeys returns the keys of keys, each once, in lock order; the
@@ -161,9 +186,13 @@ func ChangeTask(ctx context.Context, t driver.Tables, id leasetype.TaskID, chang
 			changed, err = change(tx)
 			return err
 		}
-		k, ok, err := tx.FlowKeyLock(ctx, info.Type, info.ConcurrencyKey)
-		if err == nil && !ok {
-			k = driver.FlowKey{Type: info.Type, Key: info.ConcurrencyKey, Limit: 1}
+		stored, err := tx.FlowKeysLock(ctx, info.Type, []string{info.ConcurrencyKey})
+		k := driver.FlowKey{Type: info.Type, Key: info.ConcurrencyKey, Limit: 1}
+		switch {
+		case err != nil:
+		case len(stored) == 1:
+			k = stored[0]
+		default:
 			err = tx.FlowKeyUpsert(ctx, k)
 		}
 		if err != nil {
@@ -172,7 +201,7 @@ func ChangeTask(ctx context.Context, t driver.Tables, id leasetype.TaskID, chang
 		if changed, err = change(tx); err != nil {
 			return err
 		}
-		_, err = release(ctx, tx, k)
+		_, err = releaseLocked(ctx, tx, []driver.FlowKey{k})
 		return err
 	})
 	return changed, err

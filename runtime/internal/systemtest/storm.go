@@ -14,11 +14,11 @@ import (
 
 // stormConnections bounds the connections a worker opens while all its
 // handlers fail at once, however loaded the machine: one for each of its
-// seven loops (poller, completer, heartbeater, recoverer, scheduler,
-// pruner, rollup), each of which sends one statement at a time, and four
+// eight loops (poller, completer, key release, heartbeater, recoverer,
+// scheduler, pruner, rollup), each of which sends one statement at a time, and four
 // for its executions' outcomes written one by one (runtime's
 // maxSeparateWrites), far below its 200 slots.
-const stormConnections = 7 + 4
+const stormConnections = 8 + 4
 
 // A worker whose 200 handlers all fail at the same moment writes their
 // failures through a few connections of its pool: a connection for each

@@ -17,6 +17,15 @@ func NullString(s string) sql.NullString {
 	return sql.NullString{String: s, Valid: s != ""}
 }
 
+// NullStrings is ss as arguments of a nullable column.
+func NullStrings(ss []string) []sql.NullString {
+	out := make([]sql.NullString, len(ss))
+	for i, s := range ss {
+		out[i] = NullString(s)
+	}
+	return out
+}
+
 // NullBytes is a nullable text column's bytes, nil for NULL.
 func NullBytes(s sql.NullString) []byte {
 	if !s.Valid {

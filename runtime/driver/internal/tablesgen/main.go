@@ -40,6 +40,7 @@ var engines = []engine{
 		"dbTime": "%s", "goTime": "%s", "dbNullTime": "sqlbuild.NullTime(%s)", "goNullTime": "%s.Time",
 		"dbFinish": "sqlbuild.TimeOrNil(%s)", "dbBool": "%s", "goBool": "%s",
 		"dbKey": "sql.NullString{String: %s, Valid: true}", "owner": "%s", "startedAt": "fromMySQLStartedAt(%s)",
+		"dbFlowKeys": "sqlbuild.NullStrings(%s)", "goFlowKey": "%s.String",
 	}},
 	{Package: "leasepostgres", Queries: "pgdb", Unit: "Us", TimeType: "time.Time", convert: map[string]string{
 		// pgx reads timestamptz in the local zone; arrays pass as slices.
@@ -47,6 +48,7 @@ var engines = []engine{
 		"dbTime": "%s", "goTime": "%s.UTC()", "dbNullTime": "sqlbuild.NullTime(%s)", "goNullTime": "%s.Time.UTC()",
 		"dbFinish": "sqlbuild.NullTime(%s)", "dbBool": "%s", "goBool": "%s",
 		"dbKey": "%s", "owner": "%s", "startedAt": "utc(%s)",
+		"dbFlowKeys": "%s", "goFlowKey": "%s",
 	}},
 	{Package: "leasesqlite", Queries: "sqlitedb", Unit: "Ms", TimeType: "int64", convert: map[string]string{
 		// Instants are Unix milliseconds, integers int64, booleans 0 or 1.
@@ -54,6 +56,7 @@ var engines = []engine{
 		"dbTime": "%s.UnixMilli()", "goTime": "fromMillis(%s)", "dbNullTime": "nullMillis(%s)", "goNullTime": "fromNullMillis(%s)",
 		"dbFinish": "sqlbuild.MillisOrNil(%s)", "dbBool": "sqlbuild.BoolInt(%s)", "goBool": "%s != 0",
 		"dbKey": "%s", "owner": "%s.String", "startedAt": "fromNullMillis(%s)",
+		"dbFlowKeys": "sqlbuild.NullStrings(%s)", "goFlowKey": "%s",
 	}},
 }
 

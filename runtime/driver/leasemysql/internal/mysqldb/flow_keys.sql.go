@@ -25,50 +25,6 @@ func (q *Queries) FlowKeyDelete(ctx context.Context, db DBTX, arg FlowKeyDeleteP
 	return err
 }
 
-const flowKeyGet = `-- name: FlowKeyGet :one
-SELECT key_limit, blocking FROM leasegen_flow_keys
-WHERE task_type = ? AND flow_key = ?
-`
-
-type FlowKeyGetParams struct {
-	TaskType string
-	FlowKey  string
-}
-
-type FlowKeyGetRow struct {
-	KeyLimit int32
-	Blocking bool
-}
-
-func (q *Queries) FlowKeyGet(ctx context.Context, db DBTX, arg FlowKeyGetParams) (FlowKeyGetRow, error) {
-	row := db.QueryRowContext(ctx, flowKeyGet, arg.TaskType, arg.FlowKey)
-	var i FlowKeyGetRow
-	err := row.Scan(&i.KeyLimit, &i.Blocking)
-	return i, err
-}
-
-const flowKeyHolders = `-- name: FlowKeyHolders :one
-SELECT COUNT(*) FROM leasegen_tasks
-WHERE flow_key = ? AND task_type = ?
-  AND flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IF(?, 'FAILED', 'QUEUED'))
-LOCK IN SHARE MODE
-`
-
-type FlowKeyHoldersParams struct {
-	FlowKey  sql.NullString
-	TaskType string
-	Blocking interface{}
-}
-
-// The key's tasks that hold a slot. A locking read: it sees what
-// committed last even in a caller's REPEATABLE READ transaction.
-func (q *Queries) FlowKeyHolders(ctx context.Context, db DBTX, arg FlowKeyHoldersParams) (int64, error) {
-	row := db.QueryRowContext(ctx, flowKeyHolders, arg.FlowKey, arg.TaskType, arg.Blocking)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const flowKeyList = `-- name: FlowKeyList :many
 SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
   (SELECT COUNT(*) FROM leasegen_tasks r
@@ -130,25 +86,6 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 	return items, nil
 }
 
-const flowKeyLock = `-- name: FlowKeyLock :execrows
-UPDATE leasegen_flow_keys SET version = version + 1
-WHERE task_type = ? AND flow_key = ?
-`
-
-type FlowKeyLockParams struct {
-	TaskType string
-	FlowKey  string
-}
-
-// Locks a key's row by writing it (Galera certifies written rows only).
-func (q *Queries) FlowKeyLock(ctx context.Context, db DBTX, arg FlowKeyLockParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowKeyLock, arg.TaskType, arg.FlowKey)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const flowKeyPromote = `-- name: FlowKeyPromote :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
@@ -205,6 +142,145 @@ func (q *Queries) FlowKeyUpsert(ctx context.Context, db DBTX, arg FlowKeyUpsertP
 		arg.Blocking,
 	)
 	return err
+}
+
+const flowKeysGet = `-- name: FlowKeysGet :many
+SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+WHERE task_type = ? AND flow_key IN (/*SLICE:flow_keys*/?)
+`
+
+type FlowKeysGetParams struct {
+	TaskType string
+	FlowKeys []string
+}
+
+type FlowKeysGetRow struct {
+	FlowKey  string
+	KeyLimit int32
+	Blocking bool
+}
+
+func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParams) ([]FlowKeysGetRow, error) {
+	query := flowKeysGet
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.TaskType)
+	if len(arg.FlowKeys) > 0 {
+		for _, v := range arg.FlowKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", strings.Repeat(",?", len(arg.FlowKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", "NULL", 1)
+	}
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowKeysGetRow
+	for rows.Next() {
+		var i FlowKeysGetRow
+		if err := rows.Scan(&i.FlowKey, &i.KeyLimit, &i.Blocking); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowKeysHolders = `-- name: FlowKeysHolders :many
+SELECT flow_key, CAST(SUM(flow_status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(flow_status = 'FAILED') AS SIGNED) AS failed
+FROM leasegen_tasks
+WHERE flow_key IN (/*SLICE:flow_keys*/?) AND task_type = ?
+  AND flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
+GROUP BY flow_key
+LOCK IN SHARE MODE
+`
+
+type FlowKeysHoldersParams struct {
+	FlowKeys []sql.NullString
+	TaskType string
+}
+
+type FlowKeysHoldersRow struct {
+	FlowKey sql.NullString
+	Active  int64
+	Failed  int64
+}
+
+// The keys' tasks that hold a slot, or do when their key blocks on
+// failure (FAILED). A locking read: it sees what committed last even in a
+// caller's REPEATABLE READ transaction.
+func (q *Queries) FlowKeysHolders(ctx context.Context, db DBTX, arg FlowKeysHoldersParams) ([]FlowKeysHoldersRow, error) {
+	query := flowKeysHolders
+	var queryParams []interface{}
+	if len(arg.FlowKeys) > 0 {
+		for _, v := range arg.FlowKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", strings.Repeat(",?", len(arg.FlowKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.TaskType)
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowKeysHoldersRow
+	for rows.Next() {
+		var i FlowKeysHoldersRow
+		if err := rows.Scan(&i.FlowKey, &i.Active, &i.Failed); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowKeysLock = `-- name: FlowKeysLock :execrows
+UPDATE leasegen_flow_keys SET version = version + 1
+WHERE task_type = ? AND flow_key IN (/*SLICE:flow_keys*/?)
+ORDER BY flow_key
+`
+
+type FlowKeysLockParams struct {
+	TaskType string
+	FlowKeys []string
+}
+
+// Locks keys' rows by writing them (Galera certifies written rows only),
+// in key order.
+func (q *Queries) FlowKeysLock(ctx context.Context, db DBTX, arg FlowKeysLockParams) (int64, error) {
+	query := flowKeysLock
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.TaskType)
+	if len(arg.FlowKeys) > 0 {
+		for _, v := range arg.FlowKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", strings.Repeat(",?", len(arg.FlowKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", "NULL", 1)
+	}
+	result, err := db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const flowKeysStalled = `-- name: FlowKeysStalled :many

@@ -26,47 +26,6 @@ func (q *Queries) FlowKeyDelete(ctx context.Context, db DBTX, arg FlowKeyDeleteP
 	return err
 }
 
-const flowKeyGet = `-- name: FlowKeyGet :one
-SELECT key_limit, blocking FROM leasegen_flow_keys
-WHERE task_type = $1 AND flow_key = $2
-`
-
-type FlowKeyGetParams struct {
-	TaskType string
-	FlowKey  string
-}
-
-type FlowKeyGetRow struct {
-	KeyLimit int32
-	Blocking bool
-}
-
-func (q *Queries) FlowKeyGet(ctx context.Context, db DBTX, arg FlowKeyGetParams) (FlowKeyGetRow, error) {
-	row := db.QueryRowContext(ctx, flowKeyGet, arg.TaskType, arg.FlowKey)
-	var i FlowKeyGetRow
-	err := row.Scan(&i.KeyLimit, &i.Blocking)
-	return i, err
-}
-
-const flowKeyHolders = `-- name: FlowKeyHolders :one
-SELECT COUNT(*) FROM leasegen_tasks
-WHERE flow_key = $1 AND task_type = $2
-  AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', CASE WHEN $3::boolean THEN 'FAILED' ELSE 'QUEUED' END)
-`
-
-type FlowKeyHoldersParams struct {
-	FlowKey  sql.NullString
-	TaskType string
-	Blocking bool
-}
-
-func (q *Queries) FlowKeyHolders(ctx context.Context, db DBTX, arg FlowKeyHoldersParams) (int64, error) {
-	row := db.QueryRowContext(ctx, flowKeyHolders, arg.FlowKey, arg.TaskType, arg.Blocking)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const flowKeyList = `-- name: FlowKeyList :many
 SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
   (SELECT COUNT(*) FROM leasegen_tasks r
@@ -127,24 +86,6 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 	return items, nil
 }
 
-const flowKeyLock = `-- name: FlowKeyLock :execrows
-UPDATE leasegen_flow_keys SET version = version + 1
-WHERE task_type = $1 AND flow_key = $2
-`
-
-type FlowKeyLockParams struct {
-	TaskType string
-	FlowKey  string
-}
-
-func (q *Queries) FlowKeyLock(ctx context.Context, db DBTX, arg FlowKeyLockParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowKeyLock, arg.TaskType, arg.FlowKey)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const flowKeyPromote = `-- name: FlowKeyPromote :execrows
 UPDATE leasegen_tasks SET status = 'QUEUED', updated_at = now()
 WHERE id IN (
@@ -198,6 +139,107 @@ func (q *Queries) FlowKeyUpsert(ctx context.Context, db DBTX, arg FlowKeyUpsertP
 		arg.Blocking,
 	)
 	return err
+}
+
+const flowKeysGet = `-- name: FlowKeysGet :many
+SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+WHERE task_type = $1 AND flow_key = ANY($2::text[])
+`
+
+type FlowKeysGetParams struct {
+	TaskType string
+	FlowKeys []string
+}
+
+type FlowKeysGetRow struct {
+	FlowKey  string
+	KeyLimit int32
+	Blocking bool
+}
+
+func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParams) ([]FlowKeysGetRow, error) {
+	rows, err := db.QueryContext(ctx, flowKeysGet, arg.TaskType, pq.Array(arg.FlowKeys))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowKeysGetRow
+	for rows.Next() {
+		var i FlowKeysGetRow
+		if err := rows.Scan(&i.FlowKey, &i.KeyLimit, &i.Blocking); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowKeysHolders = `-- name: FlowKeysHolders :many
+SELECT flow_key::text AS flow_key,
+  COUNT(*) FILTER (WHERE status <> 'FAILED') AS active,
+  COUNT(*) FILTER (WHERE status = 'FAILED') AS failed
+FROM leasegen_tasks
+WHERE flow_key = ANY($1::text[]) AND task_type = $2
+  AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
+GROUP BY flow_key
+`
+
+type FlowKeysHoldersParams struct {
+	FlowKeys []string
+	TaskType string
+}
+
+type FlowKeysHoldersRow struct {
+	FlowKey string
+	Active  int64
+	Failed  int64
+}
+
+func (q *Queries) FlowKeysHolders(ctx context.Context, db DBTX, arg FlowKeysHoldersParams) ([]FlowKeysHoldersRow, error) {
+	rows, err := db.QueryContext(ctx, flowKeysHolders, pq.Array(arg.FlowKeys), arg.TaskType)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowKeysHoldersRow
+	for rows.Next() {
+		var i FlowKeysHoldersRow
+		if err := rows.Scan(&i.FlowKey, &i.Active, &i.Failed); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowKeysLock = `-- name: FlowKeysLock :execrows
+UPDATE leasegen_flow_keys SET version = version + 1
+WHERE task_type = $1 AND flow_key = ANY($2::text[])
+`
+
+type FlowKeysLockParams struct {
+	TaskType string
+	FlowKeys []string
+}
+
+func (q *Queries) FlowKeysLock(ctx context.Context, db DBTX, arg FlowKeysLockParams) (int64, error) {
+	result, err := db.ExecContext(ctx, flowKeysLock, arg.TaskType, pq.Array(arg.FlowKeys))
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const flowKeysStalled = `-- name: FlowKeysStalled :many

@@ -197,13 +197,13 @@ const scheduleLockDue = `-- name: ScheduleLockDue :many
 SELECT s.name, s.task_type, s.spec, s.payload, s.priority, s.max_attempts, s.next_run,
   COALESCE((SELECT t.status FROM leasegen_tasks t WHERE t.id = s.last_task_id), '') AS last_status
 FROM leasegen_schedules s
-WHERE s.name IN (/*SLICE:names*/?) AND s.next_run <= ?2 AND s.paused = 0
+WHERE s.next_run <= ?1 AND s.paused = 0 AND s.name IN (/*SLICE:names*/?)
 ORDER BY s.name
 `
 
 type ScheduleLockDueParams struct {
-	Names []string
 	Now   int64
+	Names []string
 }
 
 type ScheduleLockDueRow struct {
@@ -219,10 +219,12 @@ type ScheduleLockDueRow struct {
 
 // The due, unpaused schedules among names, read under the write lock, which
 // serializes firing workers. last_status is the status of the latest tick's task
-// (” when none is stored), for overlap=skip.
+// (” when none is stored), for overlap=skip. The slice comes last (see
+// flow_keys.sql).
 func (q *Queries) ScheduleLockDue(ctx context.Context, db DBTX, arg ScheduleLockDueParams) ([]ScheduleLockDueRow, error) {
 	query := scheduleLockDue
 	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Now)
 	if len(arg.Names) > 0 {
 		for _, v := range arg.Names {
 			queryParams = append(queryParams, v)
@@ -231,7 +233,6 @@ func (q *Queries) ScheduleLockDue(ctx context.Context, db DBTX, arg ScheduleLock
 	} else {
 		query = strings.Replace(query, "/*SLICE:names*/?", "NULL", 1)
 	}
-	queryParams = append(queryParams, arg.Now)
 	rows, err := db.QueryContext(ctx, query, queryParams...)
 	if err != nil {
 		return nil, err
