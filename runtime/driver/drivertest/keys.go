@@ -30,7 +30,7 @@ func testKeyReleaseInOlderSnapshot(t *testing.T, b *Bundle) {
 
 	tx, err := b.DB.BeginTx(bg, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 	dbtest.Must(t, "begin", err)
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	defer tx.Rollback()                                                        //nolint:errcheck // a no-op after Commit
 	if _, err := b.Driver.TablesIn(tx).TaskCountByTypeStatus(bg); err != nil { // takes the snapshot
 		t.Fatal(err)
 	}
