@@ -30,8 +30,9 @@ func testKeyReleaseInOlderSnapshot(t *testing.T, b *Bundle) {
 
 	tx, err := b.DB.BeginTx(bg, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 	dbtest.Must(t, "begin", err)
-	defer tx.Rollback()                                                        //nolint:errcheck // a no-op after Commit
-	if _, err := b.Driver.TablesIn(tx).TaskCountByTypeStatus(bg); err != nil { // takes the snapshot
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	// The transaction's first read takes its snapshot.
+	if _, err := b.Driver.TablesIn(tx).TaskCountByTypeStatus(bg); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bookkeeping.ReleaseKeys(bg, tb, []driver.FlowKey{key}); err != nil {
