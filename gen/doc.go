@@ -26,6 +26,12 @@
 //	idempotent       the handler gets a *sql.Tx; its writes commit with the task's
 //	                 fenced completion, and a second task with the same key skips its work
 //	unique           enqueueing an existing key returns the existing task
+//	key_concurrency=N  at most N tasks with the same concurrency key run at
+//	                 once, across all workers (runtime.WithConcurrencyKey)
+//	sequential       tasks with the same concurrency key run one at a time, in
+//	                 enqueue order; sequential=block holds the key after a task
+//	                 fails for good, until it is retried or discarded
+//	                 (runtime.WithSequentialKey)
 //
 // A periodic task adds a schedule (one of cron and every), and the
 // generated Register hands it to the worker (runtime.WithSchedule):
@@ -46,7 +52,10 @@
 //
 // Field tags: leasegen:"key" marks the string field that is the idempotency
 // key (needed by unique, used by idempotent); leasegen:"owner" marks the
-// string field stored as the task's owner id.
+// string field stored as the task's owner id; leasegen:"concurrency_key"
+// marks the string field whose value groups tasks for key_concurrency and
+// sequential (each needs the other; sequential with key_concurrency is
+// refused).
 //
 // Payloads are encoded as JSON. Fields must round-trip: nested structs,
 // pointers, slices, arrays, maps with string or integer keys, embedded

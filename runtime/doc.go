@@ -81,6 +81,17 @@
 // the nodes of a Galera cluster too.
 // All workers must configure the same limits.
 //
+// # Concurrency keys
+//
+// WithConcurrencyKey(key, n) lets at most n tasks of a type with the same
+// key run at once, across every worker; WithSequentialKey runs them one
+// at a time in enqueue order (SequenceContinue or SequenceBlock says what
+// a task that fails for good does to the ones behind it). A keyed task
+// waits in StatusWaiting until a release, under its key's row lock, gives
+// it one of the key's slots; claims never read keys. A worker releases
+// right after a task ends, and recovery passes release keys whose worker
+// died in between. Client.Keys lists the keys with tasks in flight.
+//
 // # Periodic tasks
 //
 // WithSchedule gives a handler a schedule (runtime.Periodic: a cron
@@ -98,7 +109,7 @@
 // restarts. Running tasks finish. Client.List (newest first),
 // ListFinished (a final status, the latest finished first: a page costs
 // the same however old its tasks are), Get (with each task's attempts),
-// Retry, Cancel, Purge, Stats, BoundedStats, Throughput and Workers are
+// Retry, Cancel, Purge, Stats, BoundedStats, Throughput, Workers and Keys are
 // the operator's view, which the leasectl command and the web
 // UI (package ui) show. Package leasetest helps a service test its use of
 // leasegen.

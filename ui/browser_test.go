@@ -106,6 +106,7 @@ func chromium(t *testing.T) *cdp {
 // a failed task queues it again; each page is saved as a screenshot.
 func TestInBrowser(t *testing.T) {
 	f := newFixture(t, "sqlite", Options{Prefix: "/ops", Authorize: AnyoneMayWrite})
+	f.enqueueKeyed(t)
 	browser := chromium(t)
 	shots := os.Getenv(envScreenshots)
 	if shots == "" {
@@ -122,6 +123,7 @@ func TestInBrowser(t *testing.T) {
 		{"task", "/ops/tasks/" + id(f.failed), `document.querySelectorAll('#attempts tr').length - 1`},
 		{"workers", "/ops/workers", `document.querySelectorAll('#workers tr[data-worker]').length`},
 		{"types", "/ops/types", `document.querySelectorAll('#types tr[data-type]').length`},
+		{"keys", "/ops/keys", `document.querySelectorAll('#keys tr[data-key]').length`},
 		{"schedules", "/ops/schedules", `document.querySelectorAll('#schedules tr').length`},
 	}
 	for _, p := range pages {

@@ -254,6 +254,17 @@ func (s *server) workers(r *http.Request) (string, string, any, error) {
 	return "workers", "Workers", map[string]any{"Workers": live, "Running": st.RunningByWorker, "Now": time.Now()}, nil
 }
 
+// keysShown bounds the keys page: the first keys by type and key.
+const keysShown = 200
+
+func (s *server) keys(r *http.Request) (string, string, any, error) {
+	keys, err := s.client.Keys(r.Context(), keysShown)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return "keys", "Concurrency keys", map[string]any{"Keys": keys, "Shown": keysShown}, nil
+}
+
 func (s *server) types(r *http.Request) (string, string, any, error) {
 	st, err := s.client.BoundedStats(r.Context(), countBound)
 	if err != nil {

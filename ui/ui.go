@@ -84,6 +84,7 @@ func New(client *runtime.Client, opts Options) (http.Handler, error) {
 	mux.HandleFunc("POST /matching", s.action(s.matching))
 	mux.HandleFunc("GET /workers", s.page(s.workers))
 	mux.HandleFunc("GET /types", s.page(s.types))
+	mux.HandleFunc("GET /keys", s.page(s.keys))
 	mux.HandleFunc("POST /types/{type}/{action}", s.action(s.typeAction))
 	mux.HandleFunc("GET /schedules", s.page(s.schedules))
 	mux.HandleFunc("POST /schedules/{name}/{action}", s.action(s.scheduleAction))

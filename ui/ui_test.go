@@ -85,6 +85,16 @@ func newFixture(t *testing.T, kind string, opts Options) *fixture {
 	return f
 }
 
+// enqueueKeyed enqueues two tasks of one concurrency key with a limit of
+// 1, due in an hour: one holds the key's slot, one waits.
+func (f *fixture) enqueueKeyed(t *testing.T) {
+	t.Helper()
+	for range 2 {
+		_, err := f.client.Enqueue(bg, "synced", []byte(`{}`), runtime.WithConcurrencyKey(`acct-<b>9</b>`, 1), runtime.WithDelay(time.Hour))
+		dbtest.Must(t, "enqueue keyed", err)
+	}
+}
+
 // openDriver opens a new database of kind (mysql, postgres, sqlite) and
 // returns its driver and the DSN it was opened with.
 func openDriver(t testing.TB, kind string) (driver.Driver, string) {
@@ -163,6 +173,7 @@ func forEngine(t *testing.T, test func(t *testing.T, kind string)) {
 func TestPages(t *testing.T) {
 	forEngine(t, func(t *testing.T, kind string) {
 		f := newFixture(t, kind, Options{Prefix: "/ops/tasks", Authorize: AnyoneMayWrite})
+		f.enqueueKeyed(t)
 		pages := map[string][]string{
 			"/ops/tasks/":                    {`data-type="report"`, `data-type="later"`, "FAILED", "none due (next in ", "No task is due.", `id="throughput"`, `class="bar-success"`, "1 succeeded, <span class=\"status-failed\">1 failed</span>, 0 cancelled"},
 			"/ops/tasks/tasks":               {`data-status="FAILED"`, `data-status="SUCCESS"`, `data-status="QUEUED"`, "k-1", "alice"},
@@ -171,6 +182,7 @@ func TestPages(t *testing.T) {
 			"/ops/tasks/tasks/" + id(f.failed): {`id="task-status">FAILED`, "&lt;script&gt;", `id="retry"`, "outcome-error", "leasectl", " UTC / ",
 				`<code>trace_id</code> 4bf92f3577b34da6a3ce929d0e0e4736`},
 			"/ops/tasks/workers":               {"data-worker=", "report"},
+			"/ops/tasks/keys":                  {`data-key="acct-&lt;b&gt;9&lt;/b&gt;"`, `<td class="num">0</td><td class="num">1</td><td>at its limit</td>`, `tasks?status=waiting&type=synced">1</a>`},
 			"/ops/tasks/types":                 {`data-type="report"`, "pause"},
 			"/ops/tasks/schedules":             {`data-schedule="hourly-report"`, "cron @hourly Europe/Berlin", " UTC (", ", Europe/Berlin)", "active (1 workers)", ">pause<", ">trigger<"},
 			"/ops/tasks/tasks?status=nonsense": {"unknown status"},
@@ -461,7 +473,7 @@ func TestUnmigratedDatabaseSaysWhatToDo(t *testing.T) {
 	dbtest.Must(t, "client", err)
 	h, err := New(client, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	dbtest.Must(t, "ui", err)
-	for _, path := range []string{"/", "/tasks", "/types", "/workers", "/schedules", "/tasks/1"} {
+	for _, path := range []string{"/", "/tasks", "/types", "/workers", "/keys", "/schedules", "/tasks/1"} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "leasectl migrate up") {

@@ -87,15 +87,23 @@ func burnDown(ctx context.Context, o options, s *scratch, procs, slots int, onHo
 	return burnDownKeyed(ctx, o, s, procs, slots, onHosts, nil, name, t)
 }
 
-// burnDownKeyed is burnDown of tasks with the options of keyOf (nil:
-// none): task i gets keyOf(i).
-func burnDownKeyed(ctx context.Context, o options, s *scratch, procs, slots int, onHosts bool, keyOf func(i int) runtime.EnqueueOption, name string, t *table) error {
+// burnDownKeyed is burnDown of tasks under key (nil: none), with the
+// enqueue's rate as a figure of its own.
+func burnDownKeyed(ctx context.Context, o options, s *scratch, procs, slots int, onHosts bool, key *keyRule, name string, t *table) error {
 	binlogBefore, binlogOn, err := binlogBytes(ctx, s)
 	if err != nil {
 		return err
 	}
+	queued := time.Now()
+	var keyOf func(i int) runtime.EnqueueOption
+	if key != nil {
+		keyOf = key.keyOf
+	}
 	if err := queueKeyed(ctx, s, "noop", o.burn, keyOf); err != nil {
 		return err
+	}
+	if key != nil {
+		t.add(keyedEnqueueName(key.rule), "tasks/s", float64(o.burn)/time.Since(queued).Seconds())
 	}
 	var before int64
 	if s.kind == kindMySQL {
@@ -223,12 +231,20 @@ func keyedBurnName(o options, rule string) string {
 	return fmt.Sprintf("burn-down, 1 worker process, default Config, %s keys %s (%s no-op tasks)", number(keyedBurnKeys), rule, number(float64(o.burn)))
 }
 
-// keyRules are the keys group's burn-downs: each task i gets a key of
-// keyedBurnKeys, round robin, under the rule.
-var keyRules = []struct {
+// keyedEnqueueName is the figure of the enqueue before the keyed
+// burn-down of rule.
+func keyedEnqueueName(rule string) string {
+	return fmt.Sprintf("enqueue, batches of 1,000 over %s keys %s", number(keyedBurnKeys), rule)
+}
+
+// keyRule is one of the keys group's burn-downs: each task i gets
+// keyOf(i), a key of keyedBurnKeys, round robin, under rule.
+type keyRule struct {
 	rule  string
 	keyOf func(i int) runtime.EnqueueOption
-}{
+}
+
+var keyRules = []keyRule{
 	{"at key_concurrency=1", func(i int) runtime.EnqueueOption {
 		return runtime.WithConcurrencyKey(strconv.Itoa(i%keyedBurnKeys), 1)
 	}},

@@ -46,14 +46,15 @@ func InsertKeyed(ctx context.Context, t driver.Tables, b KeyedBatch) ([]leasetyp
 		if ids, err = tx.TaskInsert(ctx, b.Tasks); err != nil {
 			return err
 		}
-		for _, k := range keys {
-			var waiting []leasetype.TaskID
-			for i, id := range ids {
-				if b.Keys[i].Key == k.Key && b.Tasks[i].Type == k.Type {
-					waiting = append(waiting, id)
-				}
+		type typeKey struct{ typ, key string }
+		waiting := make(map[typeKey][]leasetype.TaskID, len(keys))
+		for i, id := range ids {
+			if k := b.Keys[i]; k.Key != "" {
+				waiting[typeKey{b.Tasks[i].Type, k.Key}] = append(waiting[typeKey{b.Tasks[i].Type, k.Key}], id)
 			}
-			if _, err := tx.FlowTasksWait(ctx, k.Key, waiting); err != nil {
+		}
+		for _, k := range keys {
+			if _, err := tx.FlowTasksWait(ctx, k.Key, waiting[typeKey{k.Type, k.Key}]); err != nil {
 				return fmt.Errorf("queue behind key %q of %s: %w", k.Key, k.Type, err)
 			}
 		}
