@@ -175,10 +175,11 @@ func TestPages(t *testing.T) {
 		f := newFixture(t, kind, Options{Prefix: "/ops/tasks", Authorize: AnyoneMayWrite})
 		f.enqueueKeyed(t)
 		pages := map[string][]string{
-			"/ops/tasks/":                    {`data-type="report"`, `data-type="later"`, "FAILED", "none due (next in ", "No task is due.", `id="throughput"`, `class="bar-success"`, "1 succeeded, <span class=\"status-failed\">1 failed</span>, 0 cancelled"},
-			"/ops/tasks/tasks":               {`data-status="FAILED"`, `data-status="SUCCESS"`, `data-status="QUEUED"`, "k-1", "alice"},
-			"/ops/tasks/tasks?status=failed": {`data-status="FAILED"`},
-			"/ops/tasks/tasks?key=k-1":       {"alice"},
+			"/ops/tasks/":                                 {`data-type="report"`, `data-type="later"`, "FAILED", "none due (next in ", "No task is due.", `id="throughput"`, `class="bar-success"`, "1 succeeded, <span class=\"status-failed\">1 failed</span>, 0 cancelled"},
+			"/ops/tasks/tasks":                            {`data-status="FAILED"`, `data-status="SUCCESS"`, `data-status="QUEUED"`, "k-1", "alice"},
+			"/ops/tasks/tasks?status=failed":              {`data-status="FAILED"`},
+			"/ops/tasks/tasks?status=waiting&type=synced": {`data-status="WAITING"`},
+			"/ops/tasks/tasks?key=k-1":                    {"alice"},
 			"/ops/tasks/tasks/" + id(f.failed): {`id="task-status">FAILED`, "&lt;script&gt;", `id="retry"`, "outcome-error", "leasectl", " UTC / ",
 				`<code>trace_id</code> 4bf92f3577b34da6a3ce929d0e0e4736`},
 			"/ops/tasks/workers":               {"data-worker=", "report"},
