@@ -141,6 +141,9 @@ func (x *executor) releaseKeys(keys []driver.FlowKey) {
 		x.logger.Warn("leasegen: handing on concurrency key slots failed; recovery will", "worker", x.workerID, "err", err)
 		return
 	}
+	if released > 0 {
+		notifyTypes(x.driver, keys)
+	}
 	x.observer.KeysReleased(len(keys), released)
 }
 
@@ -169,6 +172,19 @@ func (x *executor) releaseLoop(ctx context.Context, stop <-chan struct{}) {
 				break
 			}
 			x.releaseKeys(keys)
+		}
+	}
+}
+
+// notifyTypes wakes the workers of the keys' task types: tasks of theirs
+// became QUEUED (the pollers of this process at once; on PostgreSQL those
+// of every process).
+func notifyTypes(d driver.Driver, keys []driver.FlowKey) {
+	notified := make(map[string]bool, 1)
+	for _, k := range keys {
+		if !notified[k.Type] {
+			notified[k.Type] = true
+			d.Notify(k.Type)
 		}
 	}
 }

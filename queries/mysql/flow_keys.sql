@@ -34,24 +34,25 @@ WHERE id IN (sqlc.slice(ids)) AND flow_key IS NULL AND status = 'QUEUED' AND att
 -- name: FlowKeysHolders :many
 -- The keys' tasks that hold a slot, or do when their key blocks on
 -- failure (FAILED). A locking read: it sees what committed last even in a
--- caller's REPEATABLE READ transaction.
+-- caller's REPEATABLE READ transaction. The index is forced: on a table
+-- filled since its statistics were taken, MariaDB read every task of the
+-- type through leasegen_tasks_key instead.
 SELECT flow_key, CAST(SUM(flow_status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(flow_status = 'FAILED') AS SIGNED) AS failed
-FROM leasegen_tasks
+FROM leasegen_tasks FORCE INDEX (leasegen_tasks_flow)
 WHERE flow_key IN (sqlc.slice(flow_keys)) AND task_type = sqlc.arg(task_type)
   AND flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
 GROUP BY flow_key
 LOCK IN SHARE MODE;
 
--- name: FlowKeyPromote :execrows
--- Gives the first waiting tasks of a key, in enqueue order, their slots.
+-- name: FlowTasksQueue :execrows
+-- Gives the waiting tasks a release picked (sqlbuild.FirstWaiting) their
+-- keys' slots.
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   due_priority = priority,
   due_at = available_at,
   updated_at = NOW(3)
-WHERE flow_key = sqlc.arg(flow_key) AND task_type = sqlc.arg(task_type) AND flow_status = 'WAITING'
-ORDER BY id
-LIMIT ?;
+WHERE id IN (sqlc.slice(ids)) AND flow_status = 'WAITING';
 
 -- name: FlowKeysStalled :many
 -- Keys with a task waiting and a slot free: what no release handed on (its
@@ -59,24 +60,24 @@ LIMIT ?;
 -- removed a holder).
 SELECT k.task_type, k.flow_key FROM leasegen_flow_keys k
 WHERE EXISTS (
-    SELECT 1 FROM leasegen_tasks w
+    SELECT 1 FROM leasegen_tasks w FORCE INDEX (leasegen_tasks_flow)
     WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_status = 'WAITING')
   AND k.key_limit > (
-    SELECT COUNT(*) FROM leasegen_tasks h
+    SELECT COUNT(*) FROM leasegen_tasks h FORCE INDEX (leasegen_tasks_flow)
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-      AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IF(k.blocking, 'FAILED', 'QUEUED')))
+      AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f FORCE INDEX (leasegen_tasks_flow) WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.flow_status = 'FAILED'), 0)
 LIMIT ?;
 
 -- name: FlowKeyList :many
 -- The keys with tasks in flight, with their running and waiting tasks.
 SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
-  (SELECT COUNT(*) FROM leasegen_tasks r
+  (SELECT COUNT(*) FROM leasegen_tasks r FORCE INDEX (leasegen_tasks_flow)
    WHERE r.flow_key = k.flow_key AND r.task_type = k.task_type
      AND r.flow_status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
-  (SELECT COUNT(*) FROM leasegen_tasks h
+  (SELECT COUNT(*) FROM leasegen_tasks h FORCE INDEX (leasegen_tasks_flow)
    WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-     AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IF(k.blocking, 'FAILED', 'QUEUED'))) AS holding,
-  (SELECT COUNT(*) FROM leasegen_tasks w
+     AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f FORCE INDEX (leasegen_tasks_flow) WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.flow_status = 'FAILED'), 0) AS holding,
+  (SELECT COUNT(*) FROM leasegen_tasks w FORCE INDEX (leasegen_tasks_flow)
    WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_status = 'WAITING') AS waiting
 FROM leasegen_flow_keys k
 ORDER BY k.task_type, k.flow_key

@@ -5,9 +5,16 @@
 -- transaction changed since the snapshot fails with a serialization error
 -- instead.
 
--- name: FlowKeyUpsert :exec
+-- name: FlowKeysUpsert :exec
+-- Creates the keys' rows with their limits, or sets the stored rows',
+-- in the arrays' order (the lock order); the rows stay locked until the
+-- transaction ends.
 INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
-VALUES (@task_type, @flow_key, @key_limit, @blocking, 1)
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, 1
+FROM (
+  SELECT unnest(@task_types::text[]) AS task_type, unnest(@flow_keys::text[]) AS flow_key,
+         unnest(@key_limits::integer[]) AS key_limit, unnest(@blockings::boolean[]) AS blocking
+) AS k
 ON CONFLICT (task_type, flow_key) DO UPDATE
 SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, version = leasegen_flow_keys.version + 1;
 
@@ -23,8 +30,11 @@ WHERE task_type = @task_type AND flow_key = ANY(@flow_keys::text[]);
 DELETE FROM leasegen_flow_keys WHERE task_type = $1 AND flow_key = $2;
 
 -- name: FlowTasksWait :execrows
-UPDATE leasegen_tasks SET flow_key = @flow_key, status = 'WAITING'
-WHERE id = ANY(@ids::bigint[]) AND flow_key IS NULL AND status = 'QUEUED' AND attempt = 0;
+-- One statement for a whole enqueue: task ids[i] waits for key
+-- flow_keys[i].
+UPDATE leasegen_tasks t SET flow_key = w.flow_key, status = 'WAITING'
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@flow_keys::text[]) AS flow_key) AS w
+WHERE t.id = w.id AND t.flow_key IS NULL AND t.status = 'QUEUED' AND t.attempt = 0;
 
 -- name: FlowKeysHolders :many
 SELECT flow_key::text AS flow_key,
@@ -35,14 +45,9 @@ WHERE flow_key = ANY(@flow_keys::text[]) AND task_type = @task_type
   AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
 GROUP BY flow_key;
 
--- name: FlowKeyPromote :execrows
+-- name: FlowTasksQueue :execrows
 UPDATE leasegen_tasks SET status = 'QUEUED', updated_at = now()
-WHERE id IN (
-  SELECT w.id FROM leasegen_tasks w
-  WHERE w.flow_key = @flow_key AND w.task_type = @task_type AND w.status = 'WAITING'
-  ORDER BY w.id
-  LIMIT sqlc.arg('limit')
-);
+WHERE id = ANY(@ids::bigint[]) AND status = 'WAITING';
 
 -- name: FlowKeysStalled :many
 SELECT k.task_type, k.flow_key FROM leasegen_flow_keys k
@@ -52,7 +57,7 @@ WHERE EXISTS (
   AND k.key_limit > (
     SELECT COUNT(*) FROM leasegen_tasks h
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-      AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', CASE WHEN k.blocking THEN 'FAILED' ELSE 'QUEUED' END))
+      AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + CASE WHEN k.blocking THEN (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED') ELSE 0 END
 LIMIT $1;
 
 -- name: FlowKeyList :many
@@ -62,7 +67,7 @@ SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
      AND r.status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
   (SELECT COUNT(*) FROM leasegen_tasks h
    WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-     AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', CASE WHEN k.blocking THEN 'FAILED' ELSE 'QUEUED' END)) AS holding,
+     AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + CASE WHEN k.blocking THEN (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED') ELSE 0 END AS holding,
   (SELECT COUNT(*) FROM leasegen_tasks w
    WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.status = 'WAITING') AS waiting
 FROM leasegen_flow_keys k

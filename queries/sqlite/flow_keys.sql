@@ -34,14 +34,9 @@ WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys))
   AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
 GROUP BY flow_key;
 
--- name: FlowKeyPromote :execrows
+-- name: FlowTasksQueue :execrows
 UPDATE leasegen_tasks SET status = 'QUEUED', due_at = available_at, updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-WHERE id IN (
-  SELECT w.id FROM leasegen_tasks w
-  WHERE w.flow_key = sqlc.arg(flow_key) AND w.task_type = sqlc.arg(task_type) AND w.status = 'WAITING'
-  ORDER BY w.id
-  LIMIT sqlc.arg('limit')
-);
+WHERE status = 'WAITING' AND id IN (sqlc.slice(ids));
 
 -- name: FlowKeysStalled :many
 SELECT k.task_type, k.flow_key FROM leasegen_flow_keys k
@@ -51,7 +46,7 @@ WHERE EXISTS (
   AND k.key_limit > (
     SELECT COUNT(*) FROM leasegen_tasks h
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-      AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IIF(k.blocking, 'FAILED', 'QUEUED')))
+      AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IIF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED'), 0)
 LIMIT ?;
 
 -- name: FlowKeyList :many
@@ -61,7 +56,7 @@ SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
      AND r.status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
   (SELECT COUNT(*) FROM leasegen_tasks h
    WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-     AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IIF(k.blocking, 'FAILED', 'QUEUED'))) AS holding,
+     AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IIF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED'), 0) AS holding,
   (SELECT COUNT(*) FROM leasegen_tasks w
    WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.status = 'WAITING') AS waiting
 FROM leasegen_flow_keys k

@@ -171,10 +171,10 @@ type Tables interface {
 	// TaskRunningByOwner counts the running tasks of each lease owner.
 	TaskRunningByOwner(ctx context.Context) (map[string]int, error)
 
-	// FlowKeyUpsert stores key k's row with its limit and failure rule
-	// (replacing a stored row's) and holds its lock until the transaction
-	// ends.
-	FlowKeyUpsert(ctx context.Context, k FlowKey) error
+	// FlowKeysUpsert stores the rows of keys, in lock order, with their
+	// limits and failure rules (replacing stored rows'), and holds their
+	// locks until the transaction ends.
+	FlowKeysUpsert(ctx context.Context, keys []FlowKey) error
 	// FlowKeysLock locks the stored rows of keys of taskType until the
 	// transaction ends, in key order, and returns them; a key without a
 	// row is left out.
@@ -182,19 +182,20 @@ type Tables interface {
 	// FlowKeyDelete deletes a key's row.
 	FlowKeyDelete(ctx context.Context, taskType, key string) error
 	// FlowTasksWait makes tasks ids, inserted QUEUED without a key by the
-	// same transaction, wait (WAITING) for slots of key, and returns how
-	// many it changed: a task an idempotency key deduplicated to stays as
-	// it is.
-	FlowTasksWait(ctx context.Context, key string, ids []leasetype.TaskID) (int, error)
+	// same transaction, wait (WAITING) for slots of their keys (ids[i] of
+	// keys[i]), and returns how many it changed: a task an idempotency key
+	// deduplicated to stays as it is.
+	FlowTasksWait(ctx context.Context, ids []leasetype.TaskID, keys []string) (int, error)
 	// FlowKeysHolders counts, by key, the tasks of keys of taskType that
 	// hold a slot (QUEUED, RUNNING, CANCEL_REQUESTED: Active) or do when
 	// their key blocks on failure (FAILED); a key with none is left out. It
 	// sees every task committed before the keys' rows were locked, also in
 	// a caller's transaction (or fails it with a conflict).
 	FlowKeysHolders(ctx context.Context, taskType string, keys []string) (map[string]KeyHolders, error)
-	// FlowKeyPromote makes the first n WAITING tasks of the key, in id
-	// order, QUEUED, and returns how many it changed.
-	FlowKeyPromote(ctx context.Context, taskType, key string, n int) (int, error)
+	// FlowKeysPromote makes QUEUED, for each key of free (of taskType,
+	// their rows locked), its first free[key] WAITING tasks in id order,
+	// and returns how many it changed by key.
+	FlowKeysPromote(ctx context.Context, taskType string, free map[string]int) (map[string]int, error)
 	// FlowKeysStalled returns up to limit keys with a WAITING task and a
 	// free slot.
 	FlowKeysStalled(ctx context.Context, limit int) ([]FlowKey, error)

@@ -436,12 +436,15 @@ func taskInfoFromRow(r db.LeasegenTask) (leasetype.TaskInfo, error) {
 	}, nil
 }
 
-func (t tables) FlowKeyUpsert(ctx context.Context, k driver.FlowKey) error {
-	return t.Write(ctx, func() error {
-		return t.s.q.FlowKeyUpsert(ctx, t.q, db.FlowKeyUpsertParams{
-			TaskType: k.Type, FlowKey: k.Key, KeyLimit: int32(k.Limit), Blocking: k.Blocking,
-		})
-	})
+func (t tables) FlowKeysUpsert(ctx context.Context, keys []driver.FlowKey) error {
+	var p db.FlowKeysUpsertParams
+	for _, k := range keys {
+		p.TaskTypes = append(p.TaskTypes, k.Type)
+		p.FlowKeys = append(p.FlowKeys, k.Key)
+		p.KeyLimits = append(p.KeyLimits, int32(k.Limit))
+		p.Blockings = append(p.Blockings, k.Blocking)
+	}
+	return t.Write(ctx, func() error { return t.s.q.FlowKeysUpsert(ctx, t.q, p) })
 }
 
 func (t tables) FlowKeysLock(ctx context.Context, taskType string, keys []string) ([]driver.FlowKey, error) {
@@ -463,9 +466,9 @@ func (t tables) FlowKeyDelete(ctx context.Context, taskType, key string) error {
 	})
 }
 
-func (t tables) FlowTasksWait(ctx context.Context, key string, ids []leasetype.TaskID) (int, error) {
+func (t tables) FlowTasksWait(ctx context.Context, ids []leasetype.TaskID, keys []string) (int, error) {
 	return t.Count(ctx, func() (int64, error) {
-		return t.s.q.FlowTasksWait(ctx, t.q, db.FlowTasksWaitParams{FlowKey: sqlbuild.NullString(key), Ids: sqlbuild.IDs(ids)})
+		return t.s.q.FlowTasksWait(ctx, t.q, db.FlowTasksWaitParams{Ids: sqlbuild.IDs(ids), FlowKeys: keys})
 	})
 }
 
@@ -481,12 +484,26 @@ func (t tables) FlowKeysHolders(ctx context.Context, taskType string, keys []str
 	return holders, nil
 }
 
-func (t tables) FlowKeyPromote(ctx context.Context, taskType, key string, n int) (int, error) {
-	return t.Count(ctx, func() (int64, error) {
-		return t.s.q.FlowKeyPromote(ctx, t.q, db.FlowKeyPromoteParams{
-			FlowKey: sqlbuild.NullString(key), TaskType: taskType, Limit: int32(n),
-		})
+func (t tables) FlowKeysPromote(ctx context.Context, taskType string, free map[string]int) (map[string]int, error) {
+	if len(free) == 0 {
+		return nil, nil
+	}
+	query, args := sqlbuild.FirstWaiting(taskType, free, "status", "", true)
+	rows, err := t.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	ids, perKey, err := sqlbuild.ScanWaiting(rows)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	queued, err := t.Count(ctx, func() (int64, error) {
+		return t.s.q.FlowTasksQueue(ctx, t.q, db.FlowTasksQueueParams{Ids: ids})
 	})
+	if err == nil && queued != len(ids) {
+		err = fmt.Errorf("released %d of the %d waiting tasks picked: their keys' rows are not locked", queued, len(ids))
+	}
+	return perKey, err
 }
 
 func (t tables) FlowKeysStalled(ctx context.Context, limit int) ([]driver.FlowKey, error) {

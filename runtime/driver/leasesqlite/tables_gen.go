@@ -7,6 +7,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -438,12 +440,18 @@ func taskInfoFromRow(r db.LeasegenTask) (leasetype.TaskInfo, error) {
 	}, nil
 }
 
-func (t tables) FlowKeyUpsert(ctx context.Context, k driver.FlowKey) error {
-	return t.Write(ctx, func() error {
-		return t.s.q.FlowKeyUpsert(ctx, t.q, db.FlowKeyUpsertParams{
-			TaskType: k.Type, FlowKey: k.Key, KeyLimit: int64(k.Limit), Blocking: sqlbuild.BoolInt(k.Blocking),
+func (t tables) FlowKeysUpsert(ctx context.Context, keys []driver.FlowKey) error {
+	for _, k := range keys {
+		err := t.Write(ctx, func() error {
+			return t.s.q.FlowKeyUpsert(ctx, t.q, db.FlowKeyUpsertParams{
+				TaskType: k.Type, FlowKey: k.Key, KeyLimit: int64(k.Limit), Blocking: sqlbuild.BoolInt(k.Blocking),
+			})
 		})
-	})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t tables) FlowKeysLock(ctx context.Context, taskType string, keys []string) ([]driver.FlowKey, error) {
@@ -465,10 +473,22 @@ func (t tables) FlowKeyDelete(ctx context.Context, taskType, key string) error {
 	})
 }
 
-func (t tables) FlowTasksWait(ctx context.Context, key string, ids []leasetype.TaskID) (int, error) {
-	return t.Count(ctx, func() (int64, error) {
-		return t.s.q.FlowTasksWait(ctx, t.q, db.FlowTasksWaitParams{FlowKey: sqlbuild.NullString(key), Ids: sqlbuild.IDs(ids)})
-	})
+func (t tables) FlowTasksWait(ctx context.Context, ids []leasetype.TaskID, keys []string) (int, error) {
+	byKey := map[string][]int64{}
+	for i, id := range ids {
+		byKey[keys[i]] = append(byKey[keys[i]], int64(id))
+	}
+	waiting := 0
+	for _, key := range slices.Sorted(maps.Keys(byKey)) {
+		n, err := t.Count(ctx, func() (int64, error) {
+			return t.s.q.FlowTasksWait(ctx, t.q, db.FlowTasksWaitParams{FlowKey: sqlbuild.NullString(key), Ids: byKey[key]})
+		})
+		if err != nil {
+			return waiting, err
+		}
+		waiting += n
+	}
+	return waiting, nil
 }
 
 func (t tables) FlowKeysHolders(ctx context.Context, taskType string, keys []string) (map[string]driver.KeyHolders, error) {
@@ -483,12 +503,26 @@ func (t tables) FlowKeysHolders(ctx context.Context, taskType string, keys []str
 	return holders, nil
 }
 
-func (t tables) FlowKeyPromote(ctx context.Context, taskType, key string, n int) (int, error) {
-	return t.Count(ctx, func() (int64, error) {
-		return t.s.q.FlowKeyPromote(ctx, t.q, db.FlowKeyPromoteParams{
-			FlowKey: sqlbuild.NullString(key), TaskType: taskType, Limit: int64(n),
-		})
+func (t tables) FlowKeysPromote(ctx context.Context, taskType string, free map[string]int) (map[string]int, error) {
+	if len(free) == 0 {
+		return nil, nil
+	}
+	query, args := sqlbuild.FirstWaiting(taskType, free, "status", "", false)
+	rows, err := t.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	ids, perKey, err := sqlbuild.ScanWaiting(rows)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	queued, err := t.Count(ctx, func() (int64, error) {
+		return t.s.q.FlowTasksQueue(ctx, t.q, db.FlowTasksQueueParams{Ids: ids})
 	})
+	if err == nil && queued != len(ids) {
+		err = fmt.Errorf("released %d of the %d waiting tasks picked: their keys' rows are not locked", queued, len(ids))
+	}
+	return perKey, err
 }
 
 func (t tables) FlowKeysStalled(ctx context.Context, limit int) ([]driver.FlowKey, error) {

@@ -37,26 +37,22 @@ func InsertKeyed(ctx context.Context, t driver.Tables, b KeyedBatch) ([]leasetyp
 	keys := distinctKeys(b.Keys)
 	var ids []leasetype.TaskID
 	err := t.InTx(ctx, func(tx driver.Tables) error {
-		for _, k := range keys {
-			if err := tx.FlowKeyUpsert(ctx, k); err != nil {
-				return fmt.Errorf("lock key %q of %s: %w", k.Key, k.Type, err)
-			}
+		if err := tx.FlowKeysUpsert(ctx, keys); err != nil {
+			return fmt.Errorf("lock %d concurrency keys: %w", len(keys), err)
 		}
 		var err error
 		if ids, err = tx.TaskInsert(ctx, b.Tasks); err != nil {
 			return err
 		}
-		type typeKey struct{ typ, key string }
-		waiting := make(map[typeKey][]leasetype.TaskID, len(keys))
+		var keyed []leasetype.TaskID
+		var keyOf []string
 		for i, id := range ids {
 			if k := b.Keys[i]; k.Key != "" {
-				waiting[typeKey{b.Tasks[i].Type, k.Key}] = append(waiting[typeKey{b.Tasks[i].Type, k.Key}], id)
+				keyed, keyOf = append(keyed, id), append(keyOf, k.Key)
 			}
 		}
-		for _, k := range keys {
-			if _, err := tx.FlowTasksWait(ctx, k.Key, waiting[typeKey{k.Type, k.Key}]); err != nil {
-				return fmt.Errorf("queue behind key %q of %s: %w", k.Key, k.Type, err)
-			}
+		if _, err := tx.FlowTasksWait(ctx, keyed, keyOf); err != nil {
+			return fmt.Errorf("queue %d tasks behind their keys: %w", len(keyed), err)
 		}
 		_, err = releaseLocked(ctx, tx, keys)
 		return err
@@ -106,8 +102,8 @@ func ReleaseStalledKeys(ctx context.Context, t driver.Tables, batch int) (keys, 
 
 // releaseLocked, with the rows of keys locked, makes QUEUED the first
 // waiting tasks of each key that its free slots allow, deletes the row of
-// a key with no task left in flight, and returns how many tasks it
-// released.
+// a key with no task left in flight (no holder, and none waited), and
+// returns how many tasks it released.
 func releaseLocked(ctx context.Context, tx driver.Tables, keys []driver.FlowKey) (int, error) {
 	released := 0
 	for _, group := range byType(keys) {
@@ -115,30 +111,41 @@ func releaseLocked(ctx context.Context, tx driver.Tables, keys []driver.FlowKey)
 		if err != nil {
 			return 0, fmt.Errorf("count the holders of %d keys of %s: %w", len(group), group[0].Type, err)
 		}
+		free := make(map[string]int, len(group))
 		for _, k := range group {
-			holding, promoted := holders[k.Key].Holding(k), 0
-			if free := k.Limit - holding; free > 0 {
-				if promoted, err = tx.FlowKeyPromote(ctx, k.Type, k.Key, free); err != nil {
-					return 0, fmt.Errorf("release tasks of key %q of %s: %w", k.Key, k.Type, err)
-				}
+			if n := k.Limit - holders[k.Key].Holding(k); n > 0 {
+				free[k.Key] = n
 			}
-			if holding == 0 && promoted == 0 {
-				if err := tx.FlowKeyDelete(ctx, k.Type, k.Key); err != nil {
-					return 0, fmt.Errorf("delete idle key %q of %s: %w", k.Key, k.Type, err)
-				}
+		}
+		promoted, err := tx.FlowKeysPromote(ctx, group[0].Type, free)
+		if err != nil {
+			return 0, fmt.Errorf("release tasks of %d keys of %s: %w", len(free), group[0].Type, err)
+		}
+		for _, k := range group {
+			released += promoted[k.Key]
+			if holders[k.Key].Holding(k) > 0 || promoted[k.Key] > 0 {
+				continue
 			}
-			released += promoted
+			if err := tx.FlowKeyDelete(ctx, k.Type, k.Key); err != nil {
+				return 0, fmt.Errorf("delete idle key %q of %s: %w", k.Key, k.Type, err)
+			}
 		}
 	}
 	return released, nil
 }
 
-// byType splits keys, in lock order, into runs of one task type.
+// keysPerStatement bounds the keys one statement names: MariaDB turns an
+// IN list of 1,000 values or more into a join that reads every task of
+// each key instead of its holders (in_predicate_conversion_threshold).
+const keysPerStatement = 500
+
+// byType splits keys, in lock order, into runs of one task type of at
+// most keysPerStatement keys.
 func byType(keys []driver.FlowKey) [][]driver.FlowKey {
 	var groups [][]driver.FlowKey
 	for i := 0; i < len(keys); {
 		j := i + 1
-		for j < len(keys) && keys[j].Type == keys[i].Type {
+		for j < len(keys) && j-i < keysPerStatement && keys[j].Type == keys[i].Type {
 			j++
 		}
 		groups = append(groups, keys[i:j])
@@ -194,7 +201,7 @@ func ChangeTask(ctx context.Context, t driver.Tables, id leasetype.TaskID, chang
 		case len(stored) == 1:
 			k = stored[0]
 		default:
-			err = tx.FlowKeyUpsert(ctx, k)
+			err = tx.FlowKeysUpsert(ctx, []driver.FlowKey{k})
 		}
 		if err != nil {
 			return fmt.Errorf("lock key %q of %s: %w", info.ConcurrencyKey, info.Type, err)

@@ -30,11 +30,19 @@ type engine struct {
 	Queries  string // its sqlc package, under the driver's internal folder
 	Unit     string // suffix of the duration arguments' names: Us or Ms
 	TimeType string // Go type of an instant column
-	convert  map[string]string
+	// FlowStatus is the column that holds a keyed task's status;
+	// Numbered says the placeholders are $1, $2... rather than ?.
+	FlowStatus    string
+	Numbered      bool
+	FlowIndexHint string // what follows the table's name to read the keyed tasks' index
+	// ArrayKeys says the engine's key queries take arrays: one statement
+	// for all of an enqueue's keys rather than one a key.
+	ArrayKeys bool
+	convert       map[string]string
 }
 
 var engines = []engine{
-	{Package: "leasemysql", Queries: "mysqldb", Unit: "Us", TimeType: "time.Time", convert: map[string]string{
+	{Package: "leasemysql", Queries: "mysqldb", Unit: "Us", TimeType: "time.Time", FlowStatus: "flow_status", FlowIndexHint: " FORCE INDEX (leasegen_tasks_flow)", convert: map[string]string{
 		// DATETIME(3) reads back in UTC: the session's time zone is UTC.
 		"int": "int32(%s)", "span": "micros(%s)", "wrap": "%s",
 		"dbTime": "%s", "goTime": "%s", "dbNullTime": "sqlbuild.NullTime(%s)", "goNullTime": "%s.Time",
@@ -42,7 +50,7 @@ var engines = []engine{
 		"dbKey": "sql.NullString{String: %s, Valid: true}", "owner": "%s", "startedAt": "fromMySQLStartedAt(%s)",
 		"dbFlowKeys": "sqlbuild.NullStrings(%s)", "goFlowKey": "%s.String",
 	}},
-	{Package: "leasepostgres", Queries: "pgdb", Unit: "Us", TimeType: "time.Time", convert: map[string]string{
+	{Package: "leasepostgres", Queries: "pgdb", Unit: "Us", TimeType: "time.Time", FlowStatus: "status", Numbered: true, ArrayKeys: true, convert: map[string]string{
 		// pgx reads timestamptz in the local zone; arrays pass as slices.
 		"int": "int32(%s)", "span": "micros(%s)", "wrap": "nativeArrays{%s}",
 		"dbTime": "%s", "goTime": "%s.UTC()", "dbNullTime": "sqlbuild.NullTime(%s)", "goNullTime": "%s.Time.UTC()",
@@ -50,7 +58,7 @@ var engines = []engine{
 		"dbKey": "%s", "owner": "%s", "startedAt": "utc(%s)",
 		"dbFlowKeys": "%s", "goFlowKey": "%s",
 	}},
-	{Package: "leasesqlite", Queries: "sqlitedb", Unit: "Ms", TimeType: "int64", convert: map[string]string{
+	{Package: "leasesqlite", Queries: "sqlitedb", Unit: "Ms", TimeType: "int64", FlowStatus: "status", convert: map[string]string{
 		// Instants are Unix milliseconds, integers int64, booleans 0 or 1.
 		"int": "int64(%s)", "span": "millis(%s)", "wrap": "%s",
 		"dbTime": "%s.UnixMilli()", "goTime": "fromMillis(%s)", "dbNullTime": "nullMillis(%s)", "goNullTime": "fromNullMillis(%s)",

@@ -27,13 +27,13 @@ func (q *Queries) FlowKeyDelete(ctx context.Context, db DBTX, arg FlowKeyDeleteP
 
 const flowKeyList = `-- name: FlowKeyList :many
 SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
-  (SELECT COUNT(*) FROM leasegen_tasks r
+  (SELECT COUNT(*) FROM leasegen_tasks r FORCE INDEX (leasegen_tasks_flow)
    WHERE r.flow_key = k.flow_key AND r.task_type = k.task_type
      AND r.flow_status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
-  (SELECT COUNT(*) FROM leasegen_tasks h
+  (SELECT COUNT(*) FROM leasegen_tasks h FORCE INDEX (leasegen_tasks_flow)
    WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-     AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IF(k.blocking, 'FAILED', 'QUEUED'))) AS holding,
-  (SELECT COUNT(*) FROM leasegen_tasks w
+     AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f FORCE INDEX (leasegen_tasks_flow) WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.flow_status = 'FAILED'), 0) AS holding,
+  (SELECT COUNT(*) FROM leasegen_tasks w FORCE INDEX (leasegen_tasks_flow)
    WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_status = 'WAITING') AS waiting
 FROM leasegen_flow_keys k
 ORDER BY k.task_type, k.flow_key
@@ -50,7 +50,7 @@ type FlowKeyListRow struct {
 	KeyLimit int32
 	Blocking bool
 	Running  int64
-	Holding  int64
+	Holding  int32
 	Waiting  int64
 }
 
@@ -84,32 +84,6 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 		return nil, err
 	}
 	return items, nil
-}
-
-const flowKeyPromote = `-- name: FlowKeyPromote :execrows
-UPDATE leasegen_tasks SET
-  status = 'QUEUED',
-  due_priority = priority,
-  due_at = available_at,
-  updated_at = NOW(3)
-WHERE flow_key = ? AND task_type = ? AND flow_status = 'WAITING'
-ORDER BY id
-LIMIT ?
-`
-
-type FlowKeyPromoteParams struct {
-	FlowKey  sql.NullString
-	TaskType string
-	Limit    int32
-}
-
-// Gives the first waiting tasks of a key, in enqueue order, their slots.
-func (q *Queries) FlowKeyPromote(ctx context.Context, db DBTX, arg FlowKeyPromoteParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowKeyPromote, arg.FlowKey, arg.TaskType, arg.Limit)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
 }
 
 const flowKeyUpsert = `-- name: FlowKeyUpsert :exec
@@ -196,7 +170,7 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 
 const flowKeysHolders = `-- name: FlowKeysHolders :many
 SELECT flow_key, CAST(SUM(flow_status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(flow_status = 'FAILED') AS SIGNED) AS failed
-FROM leasegen_tasks
+FROM leasegen_tasks FORCE INDEX (leasegen_tasks_flow)
 WHERE flow_key IN (/*SLICE:flow_keys*/?) AND task_type = ?
   AND flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
 GROUP BY flow_key
@@ -216,7 +190,9 @@ type FlowKeysHoldersRow struct {
 
 // The keys' tasks that hold a slot, or do when their key blocks on
 // failure (FAILED). A locking read: it sees what committed last even in a
-// caller's REPEATABLE READ transaction.
+// caller's REPEATABLE READ transaction. The index is forced: on a table
+// filled since its statistics were taken, MariaDB read every task of the
+// type through leasegen_tasks_key instead.
 func (q *Queries) FlowKeysHolders(ctx context.Context, db DBTX, arg FlowKeysHoldersParams) ([]FlowKeysHoldersRow, error) {
 	query := flowKeysHolders
 	var queryParams []interface{}
@@ -286,12 +262,12 @@ func (q *Queries) FlowKeysLock(ctx context.Context, db DBTX, arg FlowKeysLockPar
 const flowKeysStalled = `-- name: FlowKeysStalled :many
 SELECT k.task_type, k.flow_key FROM leasegen_flow_keys k
 WHERE EXISTS (
-    SELECT 1 FROM leasegen_tasks w
+    SELECT 1 FROM leasegen_tasks w FORCE INDEX (leasegen_tasks_flow)
     WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_status = 'WAITING')
   AND k.key_limit > (
-    SELECT COUNT(*) FROM leasegen_tasks h
+    SELECT COUNT(*) FROM leasegen_tasks h FORCE INDEX (leasegen_tasks_flow)
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-      AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IF(k.blocking, 'FAILED', 'QUEUED')))
+      AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f FORCE INDEX (leasegen_tasks_flow) WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.flow_status = 'FAILED'), 0)
 LIMIT ?
 `
 
@@ -328,6 +304,39 @@ func (q *Queries) FlowKeysStalled(ctx context.Context, db DBTX, arg FlowKeysStal
 		return nil, err
 	}
 	return items, nil
+}
+
+const flowTasksQueue = `-- name: FlowTasksQueue :execrows
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  due_priority = priority,
+  due_at = available_at,
+  updated_at = NOW(3)
+WHERE id IN (/*SLICE:ids*/?) AND flow_status = 'WAITING'
+`
+
+type FlowTasksQueueParams struct {
+	Ids []int64
+}
+
+// Gives the waiting tasks a release picked (sqlbuild.FirstWaiting) their
+// keys' slots.
+func (q *Queries) FlowTasksQueue(ctx context.Context, db DBTX, arg FlowTasksQueueParams) (int64, error) {
+	query := flowTasksQueue
+	var queryParams []interface{}
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	result, err := db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const flowTasksWait = `-- name: FlowTasksWait :execrows

@@ -7,7 +7,6 @@ package pgdb
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/lib/pq"
 )
@@ -33,7 +32,7 @@ SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
      AND r.status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
   (SELECT COUNT(*) FROM leasegen_tasks h
    WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-     AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', CASE WHEN k.blocking THEN 'FAILED' ELSE 'QUEUED' END)) AS holding,
+     AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + CASE WHEN k.blocking THEN (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED') ELSE 0 END AS holding,
   (SELECT COUNT(*) FROM leasegen_tasks w
    WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.status = 'WAITING') AS waiting
 FROM leasegen_flow_keys k
@@ -51,7 +50,7 @@ type FlowKeyListRow struct {
 	KeyLimit int32
 	Blocking bool
 	Running  int64
-	Holding  int64
+	Holding  int32
 	Waiting  int64
 }
 
@@ -84,61 +83,6 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 		return nil, err
 	}
 	return items, nil
-}
-
-const flowKeyPromote = `-- name: FlowKeyPromote :execrows
-UPDATE leasegen_tasks SET status = 'QUEUED', updated_at = now()
-WHERE id IN (
-  SELECT w.id FROM leasegen_tasks w
-  WHERE w.flow_key = $1 AND w.task_type = $2 AND w.status = 'WAITING'
-  ORDER BY w.id
-  LIMIT $3
-)
-`
-
-type FlowKeyPromoteParams struct {
-	FlowKey  sql.NullString
-	TaskType string
-	Limit    int32
-}
-
-func (q *Queries) FlowKeyPromote(ctx context.Context, db DBTX, arg FlowKeyPromoteParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowKeyPromote, arg.FlowKey, arg.TaskType, arg.Limit)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const flowKeyUpsert = `-- name: FlowKeyUpsert :exec
-
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
-VALUES ($1, $2, $3, $4, 1)
-ON CONFLICT (task_type, flow_key) DO UPDATE
-SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, version = leasegen_flow_keys.version + 1
-`
-
-type FlowKeyUpsertParams struct {
-	TaskType string
-	FlowKey  string
-	KeyLimit int32
-	Blocking bool
-}
-
-// Queries on concurrency keys (see queries/mysql/flow_keys.sql). The
-// partial index leasegen_tasks_flow holds the keyed tasks. A count in
-// READ COMMITTED sees what committed before the key's row was locked; in
-// a caller's REPEATABLE READ transaction, locking a row another
-// transaction changed since the snapshot fails with a serialization error
-// instead.
-func (q *Queries) FlowKeyUpsert(ctx context.Context, db DBTX, arg FlowKeyUpsertParams) error {
-	_, err := db.ExecContext(ctx, flowKeyUpsert,
-		arg.TaskType,
-		arg.FlowKey,
-		arg.KeyLimit,
-		arg.Blocking,
-	)
-	return err
 }
 
 const flowKeysGet = `-- name: FlowKeysGet :many
@@ -250,7 +194,7 @@ WHERE EXISTS (
   AND k.key_limit > (
     SELECT COUNT(*) FROM leasegen_tasks h
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-      AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', CASE WHEN k.blocking THEN 'FAILED' ELSE 'QUEUED' END))
+      AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + CASE WHEN k.blocking THEN (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED') ELSE 0 END
 LIMIT $1
 `
 
@@ -286,18 +230,76 @@ func (q *Queries) FlowKeysStalled(ctx context.Context, db DBTX, arg FlowKeysStal
 	return items, nil
 }
 
+const flowKeysUpsert = `-- name: FlowKeysUpsert :exec
+
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, 1
+FROM (
+  SELECT unnest($1::text[]) AS task_type, unnest($2::text[]) AS flow_key,
+         unnest($3::integer[]) AS key_limit, unnest($4::boolean[]) AS blocking
+) AS k
+ON CONFLICT (task_type, flow_key) DO UPDATE
+SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, version = leasegen_flow_keys.version + 1
+`
+
+type FlowKeysUpsertParams struct {
+	TaskTypes []string
+	FlowKeys  []string
+	KeyLimits []int32
+	Blockings []bool
+}
+
+// Queries on concurrency keys (see queries/mysql/flow_keys.sql). The
+// partial index leasegen_tasks_flow holds the keyed tasks. A count in
+// READ COMMITTED sees what committed before the key's row was locked; in
+// a caller's REPEATABLE READ transaction, locking a row another
+// transaction changed since the snapshot fails with a serialization error
+// instead.
+// Creates the keys' rows with their limits, or sets the stored rows',
+// in the arrays' order (the lock order); the rows stay locked until the
+// transaction ends.
+func (q *Queries) FlowKeysUpsert(ctx context.Context, db DBTX, arg FlowKeysUpsertParams) error {
+	_, err := db.ExecContext(ctx, flowKeysUpsert,
+		pq.Array(arg.TaskTypes),
+		pq.Array(arg.FlowKeys),
+		pq.Array(arg.KeyLimits),
+		pq.Array(arg.Blockings),
+	)
+	return err
+}
+
+const flowTasksQueue = `-- name: FlowTasksQueue :execrows
+UPDATE leasegen_tasks SET status = 'QUEUED', updated_at = now()
+WHERE id = ANY($1::bigint[]) AND status = 'WAITING'
+`
+
+type FlowTasksQueueParams struct {
+	Ids []int64
+}
+
+func (q *Queries) FlowTasksQueue(ctx context.Context, db DBTX, arg FlowTasksQueueParams) (int64, error) {
+	result, err := db.ExecContext(ctx, flowTasksQueue, pq.Array(arg.Ids))
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const flowTasksWait = `-- name: FlowTasksWait :execrows
-UPDATE leasegen_tasks SET flow_key = $1, status = 'WAITING'
-WHERE id = ANY($2::bigint[]) AND flow_key IS NULL AND status = 'QUEUED' AND attempt = 0
+UPDATE leasegen_tasks t SET flow_key = w.flow_key, status = 'WAITING'
+FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS flow_key) AS w
+WHERE t.id = w.id AND t.flow_key IS NULL AND t.status = 'QUEUED' AND t.attempt = 0
 `
 
 type FlowTasksWaitParams struct {
-	FlowKey sql.NullString
-	Ids     []int64
+	Ids      []int64
+	FlowKeys []string
 }
 
+// One statement for a whole enqueue: task ids[i] waits for key
+// flow_keys[i].
 func (q *Queries) FlowTasksWait(ctx context.Context, db DBTX, arg FlowTasksWaitParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowTasksWait, arg.FlowKey, pq.Array(arg.Ids))
+	result, err := db.ExecContext(ctx, flowTasksWait, pq.Array(arg.Ids), pq.Array(arg.FlowKeys))
 	if err != nil {
 		return 0, err
 	}

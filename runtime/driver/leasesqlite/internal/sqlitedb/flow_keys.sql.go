@@ -32,7 +32,7 @@ SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
      AND r.status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
   (SELECT COUNT(*) FROM leasegen_tasks h
    WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-     AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IIF(k.blocking, 'FAILED', 'QUEUED'))) AS holding,
+     AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IIF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED'), 0) AS holding,
   (SELECT COUNT(*) FROM leasegen_tasks w
    WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.status = 'WAITING') AS waiting
 FROM leasegen_flow_keys k
@@ -83,30 +83,6 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 		return nil, err
 	}
 	return items, nil
-}
-
-const flowKeyPromote = `-- name: FlowKeyPromote :execrows
-UPDATE leasegen_tasks SET status = 'QUEUED', due_at = available_at, updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-WHERE id IN (
-  SELECT w.id FROM leasegen_tasks w
-  WHERE w.flow_key = ?1 AND w.task_type = ?2 AND w.status = 'WAITING'
-  ORDER BY w.id
-  LIMIT ?3
-)
-`
-
-type FlowKeyPromoteParams struct {
-	FlowKey  sql.NullString
-	TaskType string
-	Limit    int64
-}
-
-func (q *Queries) FlowKeyPromote(ctx context.Context, db DBTX, arg FlowKeyPromoteParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowKeyPromote, arg.FlowKey, arg.TaskType, arg.Limit)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
 }
 
 const flowKeyUpsert = `-- name: FlowKeyUpsert :exec
@@ -281,7 +257,7 @@ WHERE EXISTS (
   AND k.key_limit > (
     SELECT COUNT(*) FROM leasegen_tasks h
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-      AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', IIF(k.blocking, 'FAILED', 'QUEUED')))
+      AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IIF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED'), 0)
 LIMIT ?
 `
 
@@ -315,6 +291,33 @@ func (q *Queries) FlowKeysStalled(ctx context.Context, db DBTX, arg FlowKeysStal
 		return nil, err
 	}
 	return items, nil
+}
+
+const flowTasksQueue = `-- name: FlowTasksQueue :execrows
+UPDATE leasegen_tasks SET status = 'QUEUED', due_at = available_at, updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+WHERE status = 'WAITING' AND id IN (/*SLICE:ids*/?)
+`
+
+type FlowTasksQueueParams struct {
+	Ids []int64
+}
+
+func (q *Queries) FlowTasksQueue(ctx context.Context, db DBTX, arg FlowTasksQueueParams) (int64, error) {
+	query := flowTasksQueue
+	var queryParams []interface{}
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	result, err := db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const flowTasksWait = `-- name: FlowTasksWait :execrows
