@@ -38,7 +38,7 @@ type engine struct {
 	// ArrayKeys says the engine's key queries take arrays: one statement
 	// for all of an enqueue's keys rather than one a key.
 	ArrayKeys bool
-	convert       map[string]string
+	convert   map[string]string
 }
 
 var engines = []engine{
