@@ -35,11 +35,11 @@ const (
 // this key run at once, across every worker: never more, not for a
 // moment. The key's tasks wait (StatusWaiting) for a slot and get one in
 // enqueue order (tasks that get theirs together may start in any order;
-// WithSequentialKey starts them in order); a task holds its slot while it is queued (also while it
-// waits out a retry's backoff or a snooze), running or asked to cancel,
-// and hands it on when it ends. Keys are per task type; the latest
-// enqueue of a key sets its limit. Claims never read keys, so tasks
-// without one pay nothing for them.
+// WithSequentialKey starts them in order); a task holds its slot while
+// it is queued (also while it waits out a retry's backoff or a snooze),
+// running or asked to cancel, and hands it on when it ends. Keys are per
+// task type; the latest enqueue of a key sets its limit. Claims never
+// lock or count keys.
 func WithConcurrencyKey(key string, limit int) EnqueueOption {
 	return func(o *enqueueOptions) {
 		o.flowKeys++
