@@ -56,10 +56,10 @@ start_etcd() {
   etcd_up && return
   mkdir -p "$DIR"
   say "starting etcd on $ETCD"
-  setsid nohup etcd --name leasegen --data-dir "$DIR/etcd" --enable-v2=true \
+  (cd / && setsid nohup etcd --name leasegen --data-dir "$DIR/etcd" --enable-v2=true \
     --listen-client-urls "http://$ETCD" --advertise-client-urls "http://$ETCD" \
     --listen-peer-urls http://127.0.0.1:23800 --initial-advertise-peer-urls http://127.0.0.1:23800 \
-    --initial-cluster leasegen=http://127.0.0.1:23800 </dev/null >"$DIR/etcd.log" 2>&1 &
+    --initial-cluster leasegen=http://127.0.0.1:23800 </dev/null >"$DIR/etcd.log" 2>&1 &)
   for _ in $(seq 1 60); do
     etcd_up && return
     sleep 0.5
@@ -123,7 +123,26 @@ start_node() {
   config "$n" >"$DIR/node$n.yml"
   chown -R postgres:postgres "$DIR/node$n" "$DIR/node$n.yml"
   say "starting node $n (PostgreSQL on 127.0.0.1:$(port "$n"))"
-  setsid nohup runuser -u postgres -- patroni "$DIR/node$n.yml" </dev/null >"$DIR/node$n.log" 2>&1 &
+  # From /: Patroni's PostgreSQL inherits its directory, and a checkout
+  # this was started from may be deleted while the cluster runs on.
+  (cd / && setsid nohup runuser -u postgres -- patroni "$DIR/node$n.yml" </dev/null >"$DIR/node$n.log" 2>&1 &)
+}
+
+# drop_stale stops the Patroni daemons started from a directory deleted
+# since (an older checkout's): they can no longer start PostgreSQL
+# ("could not identify current directory"), so start_node starts them
+# anew.
+drop_stale() {
+  local pid
+  for pid in $(pgrep -f "patroni $DIR/node" || true); do
+    case "$(readlink "/proc/$pid/cwd" 2>/dev/null)" in
+    *" (deleted)")
+      say "restarting Patroni $pid: the directory it was started from is gone"
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+      ;;
+    esac
+  done
 }
 
 # role prints what node $1's REST API says it is: primary, sync (a
@@ -152,6 +171,7 @@ leader() {
 start() {
   install
   start_etcd
+  drop_stale
   local n
   for n in "${NODES[@]}"; do start_node "$n"; done
   for _ in $(seq 1 240); do
