@@ -56,10 +56,10 @@ start_etcd() {
   etcd_up && return
   mkdir -p "$DIR"
   say "starting etcd on $ETCD"
-  (cd / && setsid nohup etcd --name leasegen --data-dir "$DIR/etcd" --enable-v2=true \
+  (cd / && exec setsid nohup etcd --name leasegen --data-dir "$DIR/etcd" --enable-v2=true \
     --listen-client-urls "http://$ETCD" --advertise-client-urls "http://$ETCD" \
     --listen-peer-urls http://127.0.0.1:23800 --initial-advertise-peer-urls http://127.0.0.1:23800 \
-    --initial-cluster leasegen=http://127.0.0.1:23800 </dev/null >"$DIR/etcd.log" 2>&1 &)
+    --initial-cluster leasegen=http://127.0.0.1:23800 </dev/null >"$DIR/etcd.log" 2>&1) &
   for _ in $(seq 1 60); do
     etcd_up && return
     sleep 0.5
@@ -125,7 +125,9 @@ start_node() {
   say "starting node $n (PostgreSQL on 127.0.0.1:$(port "$n"))"
   # From /: Patroni's PostgreSQL inherits its directory, and a checkout
   # this was started from may be deleted while the cluster runs on.
-  (cd / && setsid nohup runuser -u postgres -- patroni "$DIR/node$n.yml" </dev/null >"$DIR/node$n.log" 2>&1 &)
+  # exec: the subshell becomes Patroni, and no process of this script
+  # keeps a caller's $(...) pipe open.
+  (cd / && exec setsid nohup runuser -u postgres -- patroni "$DIR/node$n.yml" </dev/null >"$DIR/node$n.log" 2>&1) &
 }
 
 # drop_stale stops the Patroni daemons started from a directory deleted
