@@ -32,6 +32,11 @@ type options struct {
 	KeyConcurrency int
 	Sequential     bool
 	BlockOnFailure bool
+	// Rate bounds the starts of the type (rate=N/DUR) and KeyRate those
+	// of one concurrency key (key_rate=N/DUR) in any window of that
+	// length.
+	Rate    rate
+	KeyRate rate
 
 	// A periodic task's schedule: Cron (in Zone) or Every.
 	Cron        string
@@ -55,7 +60,7 @@ type optionError struct {
 
 // optionNames lists every option, for hints.
 var optionNames = []string{"name", "priority", "max_attempts", "timeout", "lease", "backoff", "concurrency", "idempotent", "unique",
-	"key_concurrency", "sequential", "cron", "tz", "every", "misfire", "overlap", "payload"}
+	"key_concurrency", "sequential", "rate", "key_rate", "cron", "tz", "every", "misfire", "overlap", "payload"}
 
 var taskNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:-]*$`)
 
@@ -138,6 +143,20 @@ func parseDirective(text string) (options, []optionError) {
 				fail("write sequential (a failed task lets the next start) or sequential=block (it holds the key until retried or discarded)",
 					"unknown sequential rule %q", value)
 			}
+		case "rate", "key_rate":
+			if !needValue() {
+				continue
+			}
+			r, problem := parseRate(value)
+			if problem != "" {
+				fail("write starts per window, such as 100/1m or 5/1s", "%s %s", key, problem)
+				continue
+			}
+			if key == "rate" {
+				o.Rate = r
+			} else {
+				o.KeyRate = r
+			}
 		case "timeout":
 			if needValue() {
 				o.Timeout = parseDuration(value, time.Millisecond, func(msg string) { fail("write a Go duration such as 90s or 5m", "timeout %s", msg) })
@@ -207,7 +226,51 @@ func parseDirective(text string) (options, []optionError) {
 		errs = append(errs, optionError{Offset: seen["sequential"], Hint: "sequential runs one task of a key at a time: drop key_concurrency=",
 			Msg: "sequential and key_concurrency both given"})
 	}
+	errs = append(errs, checkRedundant(o, seen)...)
 	return o, errs
+}
+
+// rate is a rate option: at most Limit starts in any Window.
+type rate struct {
+	Limit  int
+	Window time.Duration
+	Text   string // as written
+}
+
+// maxRateLimit is the runtime's limit on a rate's starts.
+const maxRateLimit = 10_000
+
+// parseRate parses N/DUR, or says what is wrong with it.
+func parseRate(value string) (rate, string) {
+	n, per, ok := strings.Cut(value, "/")
+	if !ok {
+		return rate{}, fmt.Sprintf("%q is not N/DUR", value)
+	}
+	limit, err := strconv.Atoi(n)
+	if err != nil || limit < 1 || limit > maxRateLimit {
+		return rate{}, fmt.Sprintf("starts %q must be a number in 1..%d (for more, use a shorter window)", n, maxRateLimit)
+	}
+	window, err := time.ParseDuration(per)
+	if err != nil || window < time.Millisecond || window%time.Millisecond != 0 || window > 100*365*24*time.Hour {
+		return rate{}, fmt.Sprintf("window %q must be a Go duration of whole milliseconds, from 1ms to 100 years", per)
+	}
+	return rate{Limit: limit, Window: window, Text: value}, ""
+}
+
+// checkRedundant reports limits of a key that the type's own limit keeps
+// from ever binding: a key's rate over no longer a window than the type's
+// that allows as many starts, a key's concurrency at or above the type's.
+func checkRedundant(o options, at map[string]int) []optionError {
+	var errs []optionError
+	if o.Rate.Limit > 0 && o.KeyRate.Limit >= o.Rate.Limit && o.KeyRate.Window <= o.Rate.Window {
+		errs = append(errs, optionError{Offset: at["key_rate"], Hint: "drop key_rate=, or allow a key fewer starts than the type",
+			Msg: fmt.Sprintf("key_rate=%s never binds: rate=%s lets the whole type start no more", o.KeyRate.Text, o.Rate.Text)})
+	}
+	if o.Concurrency > 0 && o.KeyConcurrency >= o.Concurrency {
+		errs = append(errs, optionError{Offset: at["key_concurrency"], Hint: "drop key_concurrency=, or allow a key fewer tasks than the type",
+			Msg: fmt.Sprintf("key_concurrency=%d never binds: concurrency=%d lets no more of the type run at once", o.KeyConcurrency, o.Concurrency)})
+	}
+	return errs
 }
 
 // checkSchedule checks the schedule options together: each error is at

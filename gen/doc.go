@@ -32,6 +32,16 @@
 //	                 enqueue order; sequential=block holds the key after a task
 //	                 fails for good, until it is retried or discarded
 //	                 (runtime.WithSequentialKey)
+//	rate=N/DUR       at most N tasks of this type start in any window of DUR,
+//	                 across all workers, on the database's clock (runtime.WithRate);
+//	                 N at most 10,000, DUR whole milliseconds
+//	key_rate=N/DUR   at most N tasks with the same concurrency key start in any
+//	                 window of DUR (runtime.WithKeyRate); with key_concurrency or
+//	                 sequential, both hold
+//
+// A limit of a key that the type's own limit keeps from ever binding
+// (key_rate=N/DUR beside rate=M/DUR2 with N >= M and DUR <= DUR2,
+// key_concurrency=N beside concurrency=M with N >= M) is refused.
 //
 // A periodic task adds a schedule (one of cron and every), and the
 // generated Register hands it to the worker (runtime.WithSchedule):
@@ -53,9 +63,9 @@
 // Field tags: leasegen:"key" marks the string field that is the idempotency
 // key (needed by unique, used by idempotent); leasegen:"owner" marks the
 // string field stored as the task's owner id; leasegen:"concurrency_key"
-// marks the string field whose value groups tasks for key_concurrency and
-// sequential (each needs the other; sequential with key_concurrency is
-// refused).
+// marks the string field whose value groups tasks for key_concurrency,
+// sequential and key_rate (the field needs one of them, and each of them
+// the field; sequential with key_concurrency is refused).
 //
 // Payloads are encoded as JSON. Fields must round-trip: nested structs,
 // pointers, slices, arrays, maps with string or integer keys, embedded

@@ -175,6 +175,9 @@ func emitRequest(t *Task) jen.Code {
 	case t.Options.KeyConcurrency > 0:
 		defaults = append(defaults, jen.Qual(runtimePath, "WithConcurrencyKey").Call(key, jen.Lit(t.Options.KeyConcurrency)))
 	}
+	if r := t.Options.KeyRate; r.Limit > 0 {
+		defaults = append(defaults, jen.Qual(runtimePath, "WithKeyRate").Call(key, jen.Lit(r.Limit), durationCode(r.Window)))
+	}
 	options := jen.Id("opts")
 	if len(defaults) > 0 {
 		options = jen.Append(append([]jen.Code{jen.Index().Qual(runtimePath, "EnqueueOption").Values(defaults...)}, jen.Id("opts").Op("..."))...)

@@ -55,6 +55,9 @@ func handlerOptions(t *Task) []jen.Code {
 	if o.Concurrency > 0 {
 		opts = append(opts, jen.Qual(runtimePath, "WithConcurrency").Call(jen.Lit(o.Concurrency)))
 	}
+	if o.Rate.Limit > 0 {
+		opts = append(opts, jen.Qual(runtimePath, "WithRate").Call(jen.Lit(o.Rate.Limit), durationCode(o.Rate.Window)))
+	}
 	if o.Backoff > 0 {
 		opts = append(opts, jen.Qual(runtimePath, "WithBackoff").Call(jen.Qual(runtimePath, "Exponential").Call(durationCode(o.Backoff))))
 	}

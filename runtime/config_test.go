@@ -53,6 +53,11 @@ func TestConfigValidation(t *testing.T) {
 	if err := w.Handle("b", func(context.Context, *Task) error { return nil }, WithConcurrency(-1)); err == nil {
 		t.Error("negative concurrency accepted")
 	}
+	for _, rate := range []HandlerOption{WithRate(0, time.Second), WithRate(10_001, time.Second), WithRate(5, 0), WithRate(5, 1500*time.Microsecond)} {
+		if err := w.Handle("c", func(context.Context, *Task) error { return nil }, rate); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "WithRate") {
+			t.Errorf("a bad rate: %v, want ErrInvalidConfig naming WithRate", err)
+		}
+	}
 }
 
 func TestExponentialBackoff(t *testing.T) {

@@ -75,6 +75,7 @@ type execution struct {
 	task         Task
 	freeAttempts int
 	claimedAt    time.Time // when the claim took it, on the database's clock
+	keyRated     bool      // it used a slot of its key's rate
 	// unreadable is why the task's stored metadata does not decode: the
 	// handler is not called, and the task fails for good.
 	unreadable error
@@ -134,6 +135,7 @@ func (w *Worker) startExecutions(claimed []driver.ClaimedTask, claimStart time.T
 	for _, e := range run {
 		go e.run()
 	}
+	w.exec.handOn(startedRateKeys(claimed))
 }
 
 // newExecution prepares the execution of claimed task c under lease.
@@ -146,11 +148,12 @@ func (w *Worker) newExecution(c driver.ClaimedTask, lease time.Duration) *execut
 		lease:        lease,
 		freeAttempts: c.FreeAttempts,
 		claimedAt:    c.StartedAt,
+		keyRated:     c.KeyRated,
 	}
 	e.task = Task{
 		ID: c.ID, Type: c.Type, Attempt: c.Attempt, MaxAttempts: c.MaxAttempts,
 		Priority: c.Priority, OwnerID: c.OwnerID, IdempotencyKey: c.IdempotencyKey,
-		ConcurrencyKey: c.ConcurrencyKey, Payload: c.Payload, exec: e,
+		ConcurrencyKey: c.ConcurrencyKey, StartedAt: c.StartedAt, Payload: c.Payload, exec: e,
 	}
 	e.task.Metadata, e.unreadable = leasetype.DecodeMetadata(c.Metadata)
 	// Executions hang off a parent that is never cancelled: each one is

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // HandlerFunc executes one task. Returning nil completes it; an error fails
@@ -28,6 +30,7 @@ type handlerConfig struct {
 	lease       time.Duration
 	timeout     time.Duration
 	concurrency int
+	rate        driver.Rate
 	backoff     func(attempt int) time.Duration
 	schedules   []Periodic
 }
@@ -48,6 +51,17 @@ func WithTimeout(d time.Duration) HandlerOption {
 // workers. Every worker that handles the type must use the same value.
 func WithConcurrency(n int) HandlerOption {
 	return func(c *handlerConfig) { c.concurrency = n }
+}
+
+// WithRate makes the claims of all workers start at most limit tasks of
+// the type in any window of length per (a window that starts at t ends
+// before t+per), on the database's clock: a start is when a claim takes
+// the task. Tasks over the rate stay queued; they use no attempt. limit
+// is at most 10,000 (use a shorter window for more) and per a whole
+// number of milliseconds. Every worker that handles the type must use the
+// same rate.
+func WithRate(limit int, per time.Duration) HandlerOption {
+	return func(c *handlerConfig) { c.rate = driver.Rate{Limit: limit, Window: per} }
 }
 
 // WithBackoff sets the delay before retry number attempt (1 for the first
@@ -114,6 +128,11 @@ func newHandler(taskType string, fn HandlerFunc, opts []HandlerOption) (*handler
 	}
 	if h.cfg.concurrency < 0 {
 		return nil, fmt.Errorf("%w: task type %q: concurrency must be >= 0 (0 means no limit), got %d", ErrInvalidConfig, taskType, h.cfg.concurrency)
+	}
+	if h.cfg.rate != (driver.Rate{}) {
+		if problem := rateProblem(h.cfg.rate); problem != "" {
+			return nil, fmt.Errorf("%w: task type %q: WithRate %s", ErrInvalidConfig, taskType, problem)
+		}
 	}
 	if h.cfg.backoff == nil {
 		return nil, fmt.Errorf("%w: task type %q: nil backoff", ErrInvalidConfig, taskType)

@@ -59,8 +59,50 @@ func WithSequentialKey(key string, onFailure SequenceFailure) EnqueueOption {
 	}
 }
 
-// checkFlowKey checks the concurrency key options of a task of taskType.
+// WithKeyRate makes the claims of all workers start at most limit tasks
+// of the task's type with this key in any window of length per (a window
+// that starts at t ends before t+per), on the database's clock: a start
+// is when a claim takes the task. The key's tasks wait (StatusWaiting)
+// until a start of the rate is theirs, in enqueue order, and use no
+// attempt meanwhile; a task that goes back to the queue after its start
+// (a retry, a snooze, a lost lease) waits for another. With
+// WithConcurrencyKey or WithSequentialKey of the same key both hold; alone
+// it limits no concurrency. limit is at most 10,000 (use a shorter window
+// for more) and per a whole number of milliseconds; the latest enqueue of
+// a key sets its rate.
+func WithKeyRate(key string, limit int, per time.Duration) EnqueueOption {
+	return func(o *enqueueOptions) {
+		o.rateKey, o.rate = key, driver.Rate{Limit: limit, Window: per}
+	}
+}
+
+// rateProblem says what is wrong with a rate, or returns "".
+func rateProblem(r driver.Rate) string {
+	switch {
+	case r.Limit < 1 || r.Limit > driver.MaxRateLimit:
+		return fmt.Sprintf("limit must be in 1..%d, got %d (for more, use a shorter window)", driver.MaxRateLimit, r.Limit)
+	case r.Window < time.Millisecond || r.Window%time.Millisecond != 0:
+		return fmt.Sprintf("window must be a positive whole number of milliseconds, got %s", r.Window)
+	case r.Window > maxDelay:
+		return fmt.Sprintf("window must be at most %s, got %s", maxDelay, r.Window)
+	}
+	return ""
+}
+
+// checkFlowKey checks the concurrency key and rate options of a task of
+// taskType.
 func checkFlowKey(taskType string, o enqueueOptions) error {
+	if o.rate != (driver.Rate{}) {
+		if problem := rateProblem(o.rate); problem != "" {
+			return fmt.Errorf("%w: %s WithKeyRate %s", ErrInvalidTask, taskType, problem)
+		}
+		if o.flowKeys > 0 && o.rateKey != o.flowKey {
+			return fmt.Errorf("%w: %s has concurrency key %q and rate key %q: one task has one key", ErrInvalidTask, taskType, o.flowKey, o.rateKey)
+		}
+		if o.flowKeys == 0 {
+			o.flowKeys, o.flowKey, o.keyLimit = 1, o.rateKey, driver.NoKeyLimit
+		}
+	}
 	switch {
 	case o.flowKeys == 0:
 		return nil
@@ -78,12 +120,16 @@ func checkFlowKey(taskType string, o enqueueOptions) error {
 	return nil
 }
 
-// flowKeyOf is o's concurrency key, the zero FlowKey for none.
+// flowKeyOf is o's concurrency key with its rate, the zero FlowKey for
+// none.
 func (o enqueueOptions) flowKeyOf(taskType string) driver.FlowKey {
-	if o.flowKeys == 0 {
-		return driver.FlowKey{}
+	switch {
+	case o.flowKeys > 0:
+		return driver.FlowKey{Type: taskType, Key: o.flowKey, Limit: o.keyLimit, Blocking: o.keyBlocking, Rate: o.rate}
+	case o.rate != (driver.Rate{}):
+		return driver.FlowKey{Type: taskType, Key: o.rateKey, Limit: driver.NoKeyLimit, Rate: o.rate}
 	}
-	return driver.FlowKey{Type: taskType, Key: o.flowKey, Limit: o.keyLimit, Blocking: o.keyBlocking}
+	return driver.FlowKey{}
 }
 
 // insertKeyed stores a batch with keyed tasks on q: in a transaction of
@@ -110,20 +156,38 @@ func (c *Client) Keys(ctx context.Context, limit int) ([]KeyInfo, error) {
 }
 
 // endedKey is the key whose slot the execution's task gave up with
-// outcome: its key when it succeeded or failed for good, else none (a
-// retry or a snooze keeps the slot; a lost lease or a failed write leaves
-// the task to recovery, and its key to ReleaseStalledKeys).
+// outcome: its key when it succeeded or failed for good, or when it used a
+// slot of its key's rate and went back to wait for another (a retry, a
+// snooze); else none (a retry or a snooze keeps a concurrency slot; a
+// lost lease or a failed write leaves the task to recovery, and its key
+// to ReleaseStalledKeys).
 func (e *execution) endedKey(outcome string) driver.FlowKey {
-	if e.task.ConcurrencyKey == "" || (outcome != OutcomeSuccess && outcome != OutcomeFailed) {
-		return driver.FlowKey{}
+	switch {
+	case e.task.ConcurrencyKey == "":
+	case outcome == OutcomeSuccess || outcome == OutcomeFailed,
+		e.keyRated && (outcome == OutcomeRetry || outcome == OutcomeReleased):
+		return driver.FlowKey{Type: e.task.Type, Key: e.task.ConcurrencyKey}
 	}
-	return driver.FlowKey{Type: e.task.Type, Key: e.task.ConcurrencyKey}
+	return driver.FlowKey{}
+}
+
+// startedRateKeys is the keys of the claimed tasks that used a slot of
+// their key's rate: a release gives the slots' next starts to the tasks
+// waiting behind them, due a window after these.
+func startedRateKeys(claimed []driver.ClaimedTask) []driver.FlowKey {
+	var keys []driver.FlowKey
+	for _, c := range claimed {
+		if c.KeyRated {
+			keys = append(keys, driver.FlowKey{Type: c.Type, Key: c.ConcurrencyKey})
+		}
+	}
+	return keys
 }
 
 // handOn hands the slots of keys whose tasks ended to the key release
 // loop, or releases them here once the loop has stopped.
 func (x *executor) handOn(keys []driver.FlowKey) {
-	if !x.keyReleases.push(keys...) {
+	if len(keys) > 0 && !x.keyReleases.push(keys...) {
 		x.releaseKeys(keys)
 	}
 }

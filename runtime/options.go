@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/leasegen/leasegen/runtime/driver"
 )
 
 // EnqueueOption sets one property of an enqueued task.
@@ -27,6 +29,9 @@ type enqueueOptions struct {
 	keyLimit    int
 	keyBlocking bool
 	flowKeys    int
+	// The key and rate of WithKeyRate.
+	rateKey string
+	rate    driver.Rate
 }
 
 // WithPriority sets the priority: higher runs first. Default 0.

@@ -132,7 +132,9 @@ const stalledKeyBatch = 100
 
 // releaseStalledKeys hands on the free slots of concurrency keys whose
 // tasks ended without a release: their worker died in between, or lost
-// the lease, and recovery ended the task.
+// the lease, and recovery ended the task. Then it deletes a batch of the
+// key rates' slots that are long free, which a release treats as free
+// when missing too.
 func (r *recoverer) releaseStalledKeys(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, r.interval)
 	defer cancel()
@@ -145,5 +147,8 @@ func (r *recoverer) releaseStalledKeys(ctx context.Context) {
 		r.observer.KeysReleased(keys, released)
 		r.logger.Info("leasegen: released stalled concurrency keys", "worker", r.workerID, "keys", keys, "tasks", released)
 		r.found()
+	}
+	if _, err := r.tables.FlowSlotsPrune(ctx, stalledKeyBatch); err != nil {
+		r.logger.Error("leasegen: deleting the free slots of key rates failed", "worker", r.workerID, "err", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
@@ -44,8 +45,11 @@ type Task struct {
 	Priority       int
 	OwnerID        string
 	IdempotencyKey string
-	ConcurrencyKey string // WithConcurrencyKey's or WithSequentialKey's; empty for none
-	Payload        []byte
+	ConcurrencyKey string // WithConcurrencyKey's, WithSequentialKey's or WithKeyRate's; empty for none
+	// StartedAt is when the claim started this attempt, on the database's
+	// clock: the instant rate limits count.
+	StartedAt time.Time
+	Payload   []byte
 	// Metadata is what the enqueue attached (WithMetadata, enqueue
 	// middleware such as a trace context); nil when nothing.
 	Metadata map[string]string

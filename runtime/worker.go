@@ -160,11 +160,15 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	req := w.claimTemplate()
-	if len(req.LimitScopes()) > 0 || w.oneTask != nil {
-		// A waiting task would hold a limit's slot without running in it.
+	if req.Planned() || w.oneTask != nil {
+		// A waiting task would hold a limit's slot, or have used a start
+		// of a rate, without running.
 		w.prefetch.limit = 0
 	}
 	if err := w.engine.driver.EnsureLimits(ctx, req.LimitScopes()); err != nil {
+		return w.engine.classify(err)
+	}
+	if err := w.engine.driver.EnsureRates(ctx, req.TypeRates); err != nil {
 		return w.engine.classify(err)
 	}
 	schedules, err := w.collectSchedules()
@@ -276,12 +280,16 @@ func (w *Worker) claimTemplate() driver.ClaimRequest {
 		Lease:       w.cfg.LeaseTimeout,
 		Types:       slices.Sorted(maps.Keys(w.handlers)),
 		TypeLimits:  map[string]int{},
+		TypeRates:   map[string]driver.Rate{},
 		TypeLeases:  map[string]time.Duration{},
 		GlobalLimit: w.cfg.GlobalLimit,
 	}
 	for t, h := range w.handlers {
 		if h.cfg.concurrency > 0 {
 			req.TypeLimits[t] = h.cfg.concurrency
+		}
+		if h.cfg.rate.Limit > 0 {
+			req.TypeRates[t] = h.cfg.rate
 		}
 		if h.cfg.lease > 0 {
 			req.TypeLeases[t] = h.cfg.lease

@@ -441,18 +441,27 @@ func keys(ctx context.Context, e *env, args []string) error {
 		out := make([]keyJSON, len(list))
 		for i, k := range list {
 			out[i] = keyJSON{Type: k.Type, Key: k.Key, Limit: k.Limit, BlockOnFailure: k.BlockOnFailure,
-				Running: k.Running, Holding: k.Holding, Waiting: k.Waiting, AtLimit: k.AtLimit()}
+				Running: k.Running, Holding: k.Holding, Waiting: k.Waiting, AtLimit: k.AtLimit(),
+				Rate: k.Rate, StartsInWindow: k.StartsInWindow, AtRate: k.AtRate()}
+			if k.Rate > 0 {
+				out[i].RateWindow = k.RateWindow.String()
+			}
 		}
 		return writeJSON(e.stdout, out)
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TYPE\tKEY\tLIMIT\tRUNNING\tHOLDING\tWAITING\tAT LIMIT")
+	fmt.Fprintln(w, "TYPE\tKEY\tLIMIT\tRUNNING\tHOLDING\tWAITING\tAT LIMIT\tRATE\tIN WINDOW\tAT RATE")
 	for _, k := range list {
-		limit := strconv.Itoa(k.Limit)
+		limit := limitText(k.Limit)
 		if k.BlockOnFailure {
 			limit += " (blocks on failure)"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", k.Type, k.Key, limit, k.Running, k.Holding, k.Waiting, yesNo(k.AtLimit()))
+		rate, inWindow, atRate := "none", "-", "-"
+		if k.Rate > 0 {
+			rate, inWindow, atRate = fmt.Sprintf("%d/%s", k.Rate, k.RateWindow), strconv.Itoa(k.StartsInWindow), yesNo(k.AtRate())
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", k.Type, k.Key, limit, k.Running, k.Holding, k.Waiting,
+			yesNo(k.AtLimit()), rate, inWindow, atRate)
 	}
 	return w.Flush()
 }

@@ -125,4 +125,10 @@ type keyJSON struct {
 	Holding        int    `json:"holding"`
 	Waiting        int    `json:"waiting"`
 	AtLimit        bool   `json:"at_limit"`
+	// The key's rate, when it has one: at most Rate starts in any
+	// RateWindow, of which StartsInWindow are used.
+	Rate           int    `json:"rate,omitempty"`
+	RateWindow     string `json:"rate_window,omitempty"`
+	StartsInWindow int    `json:"starts_in_window,omitempty"`
+	AtRate         bool   `json:"at_rate"`
 }

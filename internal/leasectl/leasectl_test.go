@@ -125,10 +125,16 @@ func TestCommands(t *testing.T) {
 				dbtest.Must(t, "enqueue keyed", err)
 				held = append(held, id)
 			}
+			for range 2 { // one holds the rate's one start an hour, one waits
+				id, err := client.Enqueue(ctx, "held", nil, runtime.WithKeyRate("api", 1, time.Hour))
+				dbtest.Must(t, "enqueue rated", err)
+				held = append(held, id)
+			}
 			code, out, _ = tg.ctl(t, "keys")
-			expect(t, "keys", code, 0, out, "TYPE", "WAITING", "held  acct-1  1      0        1        2        yes")
+			expect(t, "keys", code, 0, out, "TYPE", "WAITING", "held  acct-1  1      0        1        2        yes       none",
+				"held  api     none   0        1        1        no        1/1h0m0s  1          yes")
 			code, out, _ = tg.ctl(t, "keys", "-json")
-			expect(t, "keys -json", code, 0, out, `"key": "acct-1"`, `"waiting": 2`, `"at_limit": true`)
+			expect(t, "keys -json", code, 0, out, `"key": "acct-1"`, `"waiting": 2`, `"at_limit": true`, `"rate_window": "1h0m0s"`, `"at_rate": true`)
 			for _, id := range held {
 				dbtest.Must(t, "discard keyed", client.Discard(ctx, id))
 			}

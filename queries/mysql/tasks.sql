@@ -75,7 +75,7 @@ LIMIT ?;
 -- the claim starts their lease, so no read-back is needed after the
 -- UPDATE. A task claimed since the scan no longer matches.
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, metadata, flow_key, NOW(3) AS claimed_at
+       max_attempts, owner_id, idempotency_key, metadata, flow_key, flow_slot, NOW(3) AS claimed_at
 FROM leasegen_tasks FORCE INDEX (PRIMARY)
 WHERE id IN (sqlc.slice(ids))
   AND status = 'QUEUED'
@@ -126,7 +126,8 @@ WHERE id = sqlc.arg(id)
 
 -- name: TaskFail :execrows
 -- next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
--- cancellation was requested ends CANCELLED either way. A retry is due
+-- cancellation was requested ends CANCELLED either way. A task that used
+-- a slot of its key's rate waits (WAITING) for another instead of QUEUED. A retry is due
 -- after its backoff at its priority; a finished task when it finished.
 -- MySQL assigns left to right (MariaDB's SIMULTANEOUS_ASSIGNMENT mode all
 -- at once): status comes last, and no expression reads a column that the
@@ -134,9 +135,11 @@ WHERE id = sqlc.arg(id)
 UPDATE leasegen_tasks SET
   due_at = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', NOW(3),
               NOW(3) + INTERVAL sqlc.arg(backoff_us) MICROSECOND),
-  due_priority = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', 0, priority),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED' OR flow_slot IS NOT NULL, 0, priority),
   available_at = NOW(3) + INTERVAL sqlc.arg(backoff_us) MICROSECOND,
-  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
+  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED',
+              IF(sqlc.arg(next_status) = 'QUEUED' AND flow_slot IS NOT NULL, 'WAITING', sqlc.arg(next_status))),
+  flow_slot = NULL,
   last_error = sqlc.arg(last_error),
   updated_at = NOW(3)
 WHERE id = sqlc.arg(id)
@@ -149,14 +152,15 @@ WHERE id = sqlc.arg(id)
 -- Snooze and shutdown release: back to QUEUED after delay_us without using an
 -- attempt (free_attempts rises with attempt, so attempt stays a fencing token).
 -- With no delay the task keeps its place in the queue. A task whose
--- cancellation was requested ends CANCELLED instead. Ordered as in
--- TaskFail.
+-- cancellation was requested ends CANCELLED instead; one that used a slot
+-- of its key's rate waits for another. Ordered as in TaskFail.
 UPDATE leasegen_tasks SET
   due_at = IF(status = 'CANCEL_REQUESTED', NOW(3),
               IF(sqlc.arg(delay_us) = 0, available_at, NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND)),
-  due_priority = IF(status = 'CANCEL_REQUESTED', 0, priority),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR flow_slot IS NOT NULL, 0, priority),
   available_at = IF(sqlc.arg(delay_us) = 0, available_at, NOW(3) + INTERVAL sqlc.arg(delay_us) MICROSECOND),
-  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
+  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', IF(flow_slot IS NULL, 'QUEUED', 'WAITING')),
+  flow_slot = NULL,
   free_attempts = free_attempts + 1,
   updated_at = NOW(3)
 WHERE id = sqlc.arg(id)
@@ -179,20 +183,23 @@ FOR UPDATE SKIP LOCKED;
 
 -- name: TaskRecoverMark :exec
 -- Expired leases: CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED
--- while attempts remain, else FAILED. A requeued task is due at its
+-- (WAITING when it used a slot of its key's rate) while attempts remain,
+-- else FAILED. A requeued task is due at its
 -- available_at, so it returns to its old place in the queue, not the back;
 -- a finished one when it finished. Columns that read the old status come
 -- before status.
 UPDATE leasegen_tasks SET
   due_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), available_at),
-  due_priority = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, 0, priority),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts OR flow_slot IS NOT NULL, 0, priority),
   last_error = IF(status = 'CANCEL_REQUESTED', last_error,
                   CONCAT('lease expired: owner ', lease_owner, ', attempt ', attempt)),
   status = CASE
     WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+    WHEN attempt - free_attempts < max_attempts AND flow_slot IS NOT NULL THEN 'WAITING'
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
+  flow_slot = NULL,
   updated_at = NOW(3)
 WHERE id IN (sqlc.slice(ids))
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')

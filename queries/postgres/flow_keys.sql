@@ -9,21 +9,23 @@
 -- Creates the keys' rows with their limits, or sets the stored rows',
 -- in the arrays' order (the lock order); the rows stay locked until the
 -- transaction ends.
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, 1
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window, 1
 FROM (
   SELECT unnest(@task_types::text[]) AS task_type, unnest(@flow_keys::text[]) AS flow_key,
-         unnest(@key_limits::integer[]) AS key_limit, unnest(@blockings::boolean[]) AS blocking
+         unnest(@key_limits::integer[]) AS key_limit, unnest(@blockings::boolean[]) AS blocking,
+         unnest(@rate_limits::integer[]) AS rate_limit, unnest(@rate_windows::bigint[]) AS rate_window
 ) AS k
 ON CONFLICT (task_type, flow_key) DO UPDATE
-SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, version = leasegen_flow_keys.version + 1;
+SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, rate_limit = EXCLUDED.rate_limit,
+  rate_window_us = EXCLUDED.rate_window_us, version = leasegen_flow_keys.version + 1;
 
 -- name: FlowKeysLock :execrows
 UPDATE leasegen_flow_keys SET version = version + 1
 WHERE task_type = @task_type AND flow_key = ANY(@flow_keys::text[]);
 
 -- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
 WHERE task_type = @task_type AND flow_key = ANY(@flow_keys::text[]);
 
 -- name: FlowKeyDelete :exec
@@ -58,10 +60,18 @@ WHERE EXISTS (
     SELECT COUNT(*) FROM leasegen_tasks h
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
       AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + CASE WHEN k.blocking THEN (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED') ELSE 0 END
+  AND (k.rate_limit = 0 OR k.rate_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks b
+    WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
 LIMIT $1;
 
 -- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+  (SELECT COUNT(*) FROM leasegen_flow_slots s
+   WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
+     AND (s.free_at > now() OR EXISTS (
+       SELECT 1 FROM leasegen_tasks b
+       WHERE b.flow_key = s.flow_key AND b.task_type = s.task_type AND b.status = 'QUEUED' AND b.flow_slot = s.slot))) AS in_window,
   (SELECT COUNT(*) FROM leasegen_tasks r
    WHERE r.flow_key = k.flow_key AND r.task_type = k.task_type
      AND r.status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
@@ -73,3 +83,77 @@ SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
 FROM leasegen_flow_keys k
 ORDER BY k.task_type, k.flow_key
 LIMIT $1;
+
+
+-- name: FlowSlotsPending :many
+-- The rate slots of keys that their QUEUED tasks took and have not used
+-- yet.
+SELECT flow_key::text AS flow_key, flow_slot::integer AS flow_slot
+FROM leasegen_tasks
+WHERE flow_key = ANY(@flow_keys::text[]) AND task_type = @task_type
+  AND status = 'QUEUED' AND flow_slot IS NOT NULL;
+
+-- name: FlowSlotsGet :many
+-- The stored rate slots of keys, with when each may start a task again.
+SELECT flow_key, slot, free_at FROM leasegen_flow_slots
+WHERE task_type = @task_type AND flow_key = ANY(@flow_keys::text[]);
+
+-- name: FlowSlotUpsert :exec
+-- Stores a slot a release hands to a task, with its rate's window.
+INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
+VALUES (@task_type, @flow_key, @slot, @window_us, NULL)
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us;
+
+-- name: FlowTaskQueueInSlot :execrows
+-- Gives a waiting task a slot of its key's concurrency and of its rate:
+-- it becomes due when the rate slot is free again, at the earliest.
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  flow_slot = @flow_slot,
+  available_at = GREATEST(available_at, COALESCE(sqlc.narg(free_at)::timestamptz, available_at)),
+  updated_at = now()
+WHERE id = @id AND status = 'WAITING';
+
+-- name: FlowSlotsStart :execrows
+-- In a claim under limits (leasegen_claim does the same): the rate slots
+-- of the claimed tasks are free again a window after this start.
+UPDATE leasegen_flow_slots s SET free_at = now() + s.window_us * interval '1 microsecond'
+FROM leasegen_tasks t
+WHERE t.id = ANY(@ids::bigint[])
+  AND s.task_type = t.task_type AND s.flow_key = t.flow_key AND s.slot = t.flow_slot;
+
+-- name: FlowSlotsPrune :execrows
+-- Deletes the free slots of keys that no QUEUED task holds, which a
+-- release finds free when missing just as when stored.
+DELETE FROM leasegen_flow_slots s
+WHERE (s.task_type, s.flow_key, s.slot) IN (
+  SELECT p.task_type, p.flow_key, p.slot FROM leasegen_flow_slots p
+  WHERE p.flow_key <> '' AND p.free_at < now() - interval '1 minute'
+    AND NOT EXISTS (
+      SELECT 1 FROM leasegen_tasks b
+      WHERE b.flow_key = p.flow_key AND b.task_type = p.task_type
+        AND b.status = 'QUEUED' AND b.flow_slot = p.slot)
+  LIMIT $1);
+
+-- name: RateSlotsTake :many
+-- In a claim: up to lim free slots of a task type's rate, skipping those
+-- another claim holds.
+SELECT slot FROM leasegen_flow_slots
+WHERE task_type = @task_type AND flow_key = '' AND slot < @rate_limit
+  AND (free_at IS NULL OR free_at <= now())
+LIMIT @lim
+FOR UPDATE SKIP LOCKED;
+
+-- name: RateSlotsStart :exec
+-- In a claim: the type's slots it used are free again a window after
+-- this start.
+UPDATE leasegen_flow_slots SET free_at = now() + window_us * interval '1 microsecond'
+WHERE task_type = @task_type AND flow_key = '' AND slot = ANY(@slots::integer[]);
+
+-- name: RateSlotsEnsure :exec
+-- Creates the slots 0..rate_limit-1 of a task type's rate with its
+-- window (a worker does at start).
+INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
+SELECT sqlc.arg(task_type)::text, '', g.n, sqlc.arg(window_us)::bigint, NULL::timestamptz
+FROM generate_series(0, sqlc.arg(rate_limit)::integer - 1) AS g(n)
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us;

@@ -91,7 +91,7 @@ GROUP BY task_type;
 -- claimable tasks in claim order and starts their leases. Only what an
 -- execution needs crosses the wire.
 SELECT c.id, c.task_type, c.payload, c.priority, c.available_at, c.attempt, c.free_attempts,
-  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.flow_key, c.started_at
+  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.flow_key, c.flow_slot, c.started_at
 FROM leasegen_claim(@lease_owner::text, @task_types::text[], @lim::integer,
   @default_lease_us::bigint, @lease_types::text[], @lease_us::bigint[]) c;
 
@@ -100,7 +100,7 @@ FROM leasegen_claim(@lease_owner::text, @task_types::text[], @lim::integer,
 -- running tasks: the next claimable tasks of the types, locked, and the
 -- instant the claim starts their leases (TaskClaimMark).
 SELECT t.id, t.task_type, t.payload, t.priority, t.available_at, t.attempt, t.free_attempts,
-       t.max_attempts, t.owner_id, t.idempotency_key, t.metadata, t.flow_key, now()::timestamptz AS claimed_at
+       t.max_attempts, t.owner_id, t.idempotency_key, t.metadata, t.flow_key, t.flow_slot, now()::timestamptz AS claimed_at
 FROM leasegen_tasks t
 WHERE t.status = 'QUEUED'
   AND t.task_type = ANY(@task_types::text[])
@@ -178,11 +178,15 @@ RETURNING id;
 
 -- name: TaskFail :execrows
 -- next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
--- cancellation was requested ends CANCELLED either way.
+-- cancellation was requested ends CANCELLED either way. A task that used
+-- a slot of its key's rate waits (WAITING) for another instead of QUEUED.
 UPDATE leasegen_tasks SET
   finished_at = CASE WHEN status = 'CANCEL_REQUESTED' OR @next_status::text = 'FAILED' THEN now() ELSE NULL END,
   available_at = now() + sqlc.arg(backoff_us)::bigint * interval '1 microsecond',
-  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED' ELSE @next_status::text END,
+  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+                WHEN @next_status::text = 'QUEUED' AND flow_slot IS NOT NULL THEN 'WAITING'
+                ELSE @next_status::text END,
+  flow_slot = NULL,
   last_error = @last_error,
   updated_at = now()
 WHERE id = @id
@@ -194,12 +198,14 @@ WHERE id = @id
 -- name: TaskRelease :execrows
 -- Snooze and shutdown release: QUEUED after delay_us without using an
 -- attempt; with no delay the task keeps its place in the queue. A task
--- whose cancellation was requested ends CANCELLED instead.
+-- whose cancellation was requested ends CANCELLED instead; one that used
+-- a slot of its key's rate waits for another.
 UPDATE leasegen_tasks SET
   finished_at = CASE WHEN status = 'CANCEL_REQUESTED' THEN now() ELSE NULL END,
   available_at = CASE WHEN @delay_us::bigint = 0 THEN available_at
                       ELSE now() + sqlc.arg(delay_us)::bigint * interval '1 microsecond' END,
-  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED' ELSE 'QUEUED' END,
+  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED' WHEN flow_slot IS NOT NULL THEN 'WAITING' ELSE 'QUEUED' END,
+  flow_slot = NULL,
   free_attempts = free_attempts + 1,
   updated_at = now()
 WHERE id = @id
@@ -215,7 +221,8 @@ WHERE id = @id
 -- nobody else can hold it.
 UPDATE leasegen_tasks t SET
   finished_at = CASE WHEN t.status = 'CANCEL_REQUESTED' THEN now() ELSE NULL END,
-  status = CASE WHEN t.status = 'CANCEL_REQUESTED' THEN 'CANCELLED' ELSE 'QUEUED' END,
+  status = CASE WHEN t.status = 'CANCEL_REQUESTED' THEN 'CANCELLED' WHEN t.flow_slot IS NOT NULL THEN 'WAITING' ELSE 'QUEUED' END,
+  flow_slot = NULL,
   free_attempts = t.free_attempts + 1,
   updated_at = now()
 FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@attempts::integer[]) AS attempt) AS r
@@ -230,7 +237,8 @@ SELECT id, attempt, status, lease_owner FROM leasegen_tasks WHERE id = ANY(@ids:
 -- name: TaskRecover :many
 -- Expired leases, up to lim, skipping rows another recoverer holds:
 -- CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED at its old
--- place while attempts remain, else FAILED. The running rows are few, so
+-- place (WAITING when it used a slot of its key's rate) while attempts
+-- remain, else FAILED. The running rows are few, so
 -- checking lease_until on each is cheap.
 WITH expired AS (
   SELECT t.id, t.lease_until AS expired_at FROM leasegen_tasks t
@@ -246,9 +254,11 @@ UPDATE leasegen_tasks u SET
                     ELSE 'lease expired: owner ' || u.lease_owner || ', attempt ' || u.attempt END,
   status = CASE
     WHEN u.status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+    WHEN u.attempt - u.free_attempts < u.max_attempts AND u.flow_slot IS NOT NULL THEN 'WAITING'
     WHEN u.attempt - u.free_attempts < u.max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
+  flow_slot = NULL,
   updated_at = now()
 FROM expired
 WHERE u.id = expired.id

@@ -5,17 +5,18 @@
 -- argument): the slices come last.
 
 -- name: FlowKeyUpsert :exec
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
-VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(key_limit), sqlc.arg(blocking), 1)
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
+VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(key_limit), sqlc.arg(blocking), sqlc.arg(rate_limit), sqlc.arg(rate_window_us), 1)
 ON CONFLICT (task_type, flow_key) DO UPDATE
-SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, version = leasegen_flow_keys.version + 1;
+SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, rate_limit = EXCLUDED.rate_limit,
+  rate_window_us = EXCLUDED.rate_window_us, version = leasegen_flow_keys.version + 1;
 
 -- name: FlowKeysLock :execrows
 UPDATE leasegen_flow_keys SET version = version + 1
 WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
 
 -- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
 WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
 
 -- name: FlowKeyDelete :exec
@@ -47,10 +48,18 @@ WHERE EXISTS (
     SELECT COUNT(*) FROM leasegen_tasks h
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
       AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IIF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED'), 0)
+  AND (k.rate_limit = 0 OR k.rate_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks b
+    WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
 LIMIT ?;
 
 -- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+  (SELECT COUNT(*) FROM leasegen_flow_slots s
+   WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
+     AND (s.free_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) OR EXISTS (
+       SELECT 1 FROM leasegen_tasks b
+       WHERE b.flow_key = s.flow_key AND b.task_type = s.task_type AND b.status = 'QUEUED' AND b.flow_slot = s.slot))) AS in_window,
   (SELECT COUNT(*) FROM leasegen_tasks r
    WHERE r.flow_key = k.flow_key AND r.task_type = k.task_type
      AND r.status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
@@ -62,3 +71,69 @@ SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
 FROM leasegen_flow_keys k
 ORDER BY k.task_type, k.flow_key
 LIMIT ?;
+
+-- name: FlowSlotsPending :many
+-- The rate slots of keys that their QUEUED tasks took and have not used
+-- yet.
+SELECT CAST(flow_key AS TEXT) AS flow_key, CAST(flow_slot AS INTEGER) AS flow_slot
+FROM leasegen_tasks
+WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys))
+  AND status = 'QUEUED' AND flow_slot IS NOT NULL;
+
+-- name: FlowSlotsGet :many
+-- The stored rate slots of keys, with when each may start a task again.
+SELECT flow_key, slot, free_at FROM leasegen_flow_slots
+WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
+
+-- name: FlowSlotUpsert :exec
+-- Stores a slot a release hands to a task, with its rate's window.
+INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
+VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(slot), sqlc.arg(window_us), NULL)
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us;
+
+-- name: FlowTaskQueueInSlot :execrows
+-- Gives a waiting task a slot of its key's concurrency and of its rate:
+-- it becomes due when the rate slot is free again, at the earliest.
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  flow_slot = sqlc.arg(flow_slot),
+  available_at = MAX(available_at, COALESCE(sqlc.narg(free_at), available_at)),
+  due_at = MAX(available_at, COALESCE(sqlc.narg(free_at), available_at)),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+WHERE id = sqlc.arg(id) AND status = 'WAITING';
+
+-- name: FlowSlotsStart :execrows
+-- In a claim: the rate slots of the claimed tasks are free again a window
+-- after this start.
+UPDATE leasegen_flow_slots SET free_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + window_us / 1000
+WHERE (task_type, flow_key, slot) IN (
+  SELECT t.task_type, t.flow_key, t.flow_slot FROM leasegen_tasks t
+  WHERE t.id IN (sqlc.slice(ids)) AND t.flow_slot IS NOT NULL);
+
+-- name: FlowSlotsPrune :execrows
+-- Deletes the free slots of keys that no QUEUED task holds, which a
+-- release finds free when missing just as when stored.
+DELETE FROM leasegen_flow_slots
+WHERE rowid IN (
+  SELECT p.rowid FROM leasegen_flow_slots p
+  WHERE p.flow_key <> '' AND p.free_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - 60000
+    AND NOT EXISTS (
+      SELECT 1 FROM leasegen_tasks b
+      WHERE b.flow_key = p.flow_key AND b.task_type = p.task_type
+        AND b.status = 'QUEUED' AND b.flow_slot = p.slot)
+  LIMIT ?);
+
+-- name: RateSlotsTake :many
+-- In a claim: up to lim free slots of a task type's rate (the claim holds
+-- the write lock).
+SELECT slot FROM leasegen_flow_slots
+WHERE task_type = sqlc.arg(task_type) AND flow_key = '' AND slot < sqlc.arg(rate_limit)
+  AND (free_at IS NULL OR free_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
+LIMIT sqlc.arg(lim);
+
+-- name: RateSlotsStart :exec
+-- In a claim: the type's slots it used are free again a window after
+-- this start.
+UPDATE leasegen_flow_slots SET free_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + window_us / 1000
+WHERE task_type = sqlc.arg(task_type) AND flow_key = '' AND slot IN (sqlc.slice(slots));
+

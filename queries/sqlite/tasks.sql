@@ -51,7 +51,7 @@ GROUP BY task_type;
 -- limits reads them in the write transaction that counted the running
 -- tasks, and marks them (TaskClaimMark). Paused types are skipped.
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, metadata, flow_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
+       max_attempts, owner_id, idempotency_key, metadata, flow_key, flow_slot, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND leasegen_tasks.task_type IN (sqlc.slice(task_types))
@@ -104,12 +104,15 @@ WHERE id = sqlc.arg(id)
 
 -- name: TaskFail :execrows
 -- next_status is QUEUED (retry after backoff_ms) or FAILED; a task whose
--- cancellation was requested ends CANCELLED either way. SQLite's SET reads
+-- cancellation was requested ends CANCELLED either way, and one that used
+-- a slot of its key's rate waits (WAITING) for another. SQLite's SET reads
 -- the old row.
 UPDATE leasegen_tasks SET
   due_at = IIF(status = 'CANCEL_REQUESTED' OR sqlc.arg(next_status) = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
                (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(backoff_ms)),
-  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', sqlc.arg(next_status)),
+  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED',
+               IIF(sqlc.arg(next_status) = 'QUEUED' AND flow_slot IS NOT NULL, 'WAITING', sqlc.arg(next_status))),
+  flow_slot = NULL,
   available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(backoff_ms),
   last_error = sqlc.arg(last_error),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
@@ -124,7 +127,8 @@ WHERE id = sqlc.arg(id)
 UPDATE leasegen_tasks SET
   due_at = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
                IIF(sqlc.arg(delay_ms) = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms))),
-  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
+  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', IIF(flow_slot IS NULL, 'QUEUED', 'WAITING')),
+  flow_slot = NULL,
   free_attempts = free_attempts + 1,
   available_at = IIF(sqlc.arg(delay_ms) = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + sqlc.arg(delay_ms)),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
@@ -150,6 +154,7 @@ UPDATE leasegen_tasks SET
                    'lease expired: owner ' || COALESCE(lease_owner, '?') || ', attempt ' || attempt),
   status = CASE
     WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+    WHEN attempt - free_attempts < max_attempts AND flow_slot IS NOT NULL THEN 'WAITING'
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,

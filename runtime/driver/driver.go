@@ -79,6 +79,9 @@ type Driver interface {
 	// (ClaimRequest.LimitScopes); a driver that serializes claims
 	// otherwise does nothing.
 	EnsureLimits(ctx context.Context, scopes []string) error
+	// EnsureRates creates the slots of each task type's rate (claims take
+	// them) and stores its window.
+	EnsureRates(ctx context.Context, rates map[string]Rate) error
 	// Probe reports, with one statement that locks nothing, whether a task
 	// of types could be claimed now (paused types do not count) and whether
 	// one of schedules is due (paused ones do not count).
@@ -86,7 +89,9 @@ type Driver interface {
 	// Claim takes up to req.Max due tasks of req.Types that are not
 	// paused (SetPaused), in priority, then due time, then id order, never
 	// more than the free slots of a limit (counted exactly, against every
-	// worker's running tasks): each
+	// worker's running tasks) nor more starts than a rate's window allows
+	// (req.TypeRates, and the slots of keys' rates, whose windows the
+	// claim moves on): each
 	// becomes RUNNING under req.Owner's lease (LeaseFor its type) at one
 	// more attempt. Two concurrent claims never take the same task.
 	Claim(ctx context.Context, req ClaimRequest) ([]ClaimedTask, error)
@@ -183,8 +188,19 @@ type ClaimRequest struct {
 	Types       []string                 // the task types this worker handles
 	Max         int                      // free local slots
 	TypeLimits  map[string]int           // per-type concurrency limits (> 0)
+	TypeRates   map[string]Rate          // per-type rates (EnsureRates made their slots)
 	GlobalLimit int                      // 0: none
 }
+
+// Rate is a rate limit: at most Limit starts in any Window.
+type Rate struct {
+	Limit  int
+	Window time.Duration
+}
+
+// MaxRateLimit bounds a rate's Limit: each start it allows is a stored
+// slot.
+const MaxRateLimit = 10_000
 
 // ClaimedTask is a task as a claim leaves it, RUNNING under the claimer's
 // lease, with only what an execution needs.
@@ -200,6 +216,7 @@ type ClaimedTask struct {
 	OwnerID        string
 	IdempotencyKey string
 	ConcurrencyKey string    // the task's concurrency key; empty for none
+	KeyRated       bool      // it used a slot of its key's rate
 	Metadata       []byte    // as NewTask stored it
 	StartedAt      time.Time // when the claim read it, on the database's clock
 }
@@ -268,6 +285,20 @@ const (
 	// SQLite file. Nothing of it was written; running it again may succeed.
 	KindConflict
 )
+
+// Planned reports whether the claim must plan per type: it has limits,
+// or one of its types has a rate.
+func (req ClaimRequest) Planned() bool {
+	if len(req.LimitScopes()) > 0 {
+		return true
+	}
+	for _, t := range req.Types {
+		if _, ok := req.TypeRates[t]; ok {
+			return true
+		}
+	}
+	return false
+}
 
 // LimitScopes lists, in lock order, the limit scopes a claim must lock:
 // GlobalScope for the global limit, and each limited task type.

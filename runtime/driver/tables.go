@@ -4,6 +4,7 @@ package driver
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/leasetype"
@@ -196,6 +197,21 @@ type Tables interface {
 	// their rows locked), its first free[key] WAITING tasks in id order,
 	// and returns how many it changed by key.
 	FlowKeysPromote(ctx context.Context, taskType string, free map[string]int) (map[string]int, error)
+	// FlowSlots returns, by key, the stored slots of keys' rates (of
+	// taskType, their rows locked), each with whether a QUEUED task holds
+	// it; a slot never stored is free.
+	FlowSlots(ctx context.Context, taskType string, keys []string) (map[string][]RateSlot, error)
+	// FlowKeysFirstWaiting returns, for each key of want (of taskType,
+	// their rows locked), its first want[key] WAITING tasks in id order.
+	FlowKeysFirstWaiting(ctx context.Context, taskType string, want map[string]int) (map[string][]leasetype.TaskID, error)
+	// FlowTaskQueueInSlot gives waiting task id of key k the rate slot s:
+	// it becomes QUEUED, due at s.FreeAt at the earliest, and the slot is
+	// stored with k's window; a claim that starts the task moves the
+	// slot's FreeAt a window on.
+	FlowTaskQueueInSlot(ctx context.Context, k FlowKey, id leasetype.TaskID, s RateSlot) error
+	// FlowSlotsPrune deletes up to limit slots of keys' rates that were
+	// free a minute ago and no QUEUED task holds, and returns how many.
+	FlowSlotsPrune(ctx context.Context, limit int) (int, error)
 	// FlowKeysStalled returns up to limit keys with a WAITING task and a
 	// free slot.
 	FlowKeysStalled(ctx context.Context, limit int) ([]FlowKey, error)
@@ -317,14 +333,26 @@ type StatusSample struct {
 }
 
 // FlowKey is a concurrency key's row: the key of a task type, how many of
-// its tasks may hold a slot at once, and whether a FAILED task keeps its
-// slot (a sequence that blocks on failure). FlowKeysStalled fills in the
+// its tasks may hold a slot at once, whether a FAILED task keeps its slot
+// (a sequence that blocks on failure), and its rate. FlowKeysStalled fills in the
 // names only.
 type FlowKey struct {
 	Type     string
 	Key      string
 	Limit    int
 	Blocking bool
+	Rate     Rate // Limit 0: none
+}
+
+// NoKeyLimit is the Limit of a key with a rate and no concurrency limit.
+const NoKeyLimit = math.MaxInt32
+
+// RateSlot is one slot of a key's rate: when it may start a task again
+// (zero: never used), and whether a QUEUED task holds it.
+type RateSlot struct {
+	Slot    int
+	FreeAt  time.Time
+	Pending bool
 }
 
 // KeyHolders counts a key's tasks that hold its slots: Active ones

@@ -243,14 +243,23 @@ var ErrWorkerIDInUse = errors.New("leasegen: worker id in use")
 type KeyInfo struct {
 	Type  string
 	Key   string
-	Limit int // tasks of the key that may hold a slot at once
+	Limit int // tasks of the key that may hold a slot at once; 0: no limit
 	// BlockOnFailure is a sequence's rule: a FAILED task keeps its slot
 	// until it is retried or discarded.
 	BlockOnFailure bool
 	Running        int // RUNNING or CANCEL_REQUESTED
 	Holding        int // tasks holding a slot: queued, running, failed and blocking
 	Waiting        int // WAITING for a slot
+	// Rate is the key's rate (RateWindow > 0): at most Rate starts in any
+	// RateWindow. StartsInWindow counts the starts of the last window and
+	// the queued tasks that hold a start of the rate.
+	Rate           int
+	RateWindow     time.Duration
+	StartsInWindow int
 }
 
 // AtLimit reports whether every slot of the key is held.
-func (k KeyInfo) AtLimit() bool { return k.Holding >= k.Limit }
+func (k KeyInfo) AtLimit() bool { return k.Limit > 0 && k.Holding >= k.Limit }
+
+// AtRate reports whether the key's rate allows no start now.
+func (k KeyInfo) AtRate() bool { return k.Rate > 0 && k.StartsInWindow >= k.Rate }

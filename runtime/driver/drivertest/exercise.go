@@ -74,6 +74,7 @@ var bundleCases = []struct {
 	{"TablesRegistryPausedAttempts", testTablesRegistryPausedAttempts},
 	{"TablesInSeesTheTransaction", testTablesInSeesTheTransaction},
 	{"KeyReleaseInOlderSnapshot", testKeyReleaseInOlderSnapshot},
+	{"KeyHoldersWhileTaskMoves", testKeyHoldersWhileTaskMoves},
 	{"DeadlockIsAConflict", testDeadlockIsAConflict},
 }
 

@@ -37,6 +37,10 @@ type Harness struct {
 	// LeaseColumn is the column that holds a running task's lease end.
 	// Default due_at.
 	LeaseColumn string
+	// LockWaits counts the sessions of the server that wait for a lock
+	// another transaction holds; nil for an engine whose transactions
+	// begin with the write lock.
+	LockWaits func(db *sql.DB) (int, error)
 	// Placeholder is the nth (from 1) argument's placeholder in the
 	// suite's own statements, which are written with ?. Nil: ?.
 	Placeholder func(n int) string

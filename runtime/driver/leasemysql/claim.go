@@ -3,6 +3,7 @@ package leasemysql
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -10,6 +11,16 @@ import (
 	"github.com/leasegen/leasegen/runtime/driver/leasemysql/internal/mysqldb"
 	"github.com/leasegen/leasegen/runtime/leasetype"
 )
+
+func (s *store) EnsureRates(ctx context.Context, rates map[string]driver.Rate) error {
+	for _, t := range slices.Sorted(maps.Keys(rates)) {
+		query, args := sqlbuild.RateSlotsSQL(t, rates[t], mysqlDialect)
+		if _, err := s.db.ExecContext(ctx, query, args...); err != nil {
+			return fmt.Errorf("leasegen: create the rate slots of %s: %w", t, err)
+		}
+	}
+	return nil
+}
 
 func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {
 	for _, scope := range scopes {
@@ -55,6 +66,11 @@ func (s *store) claimTx(ctx context.Context, tx mysqldb.DBTX, req driver.ClaimRe
 			return nil, err
 		}
 	}
+	if ids := sqlbuild.KeyRated(picked); len(ids) > 0 {
+		if _, err := s.q.FlowSlotsStart(ctx, tx, mysqldb.FlowSlotsStartParams{Ids: ids}); err != nil {
+			return nil, err
+		}
+	}
 	return picked, nil
 }
 
@@ -81,6 +97,19 @@ func (c mysqlClaimSource) LockLimits(ctx context.Context, scopes []string) error
 		return fmt.Errorf("limit rows missing (%d of %v): the worker creates them at start", locked, scopes)
 	}
 	return nil
+}
+
+// TakeRateSlots locks free slots of the type's rate with SKIP LOCKED:
+// claims of one rated type do not wait for each other.
+func (c mysqlClaimSource) TakeRateSlots(ctx context.Context, taskType string, rate driver.Rate, limit int) ([]int, error) {
+	slots, err := c.s.q.RateSlotsTake(ctx, c.tx, mysqldb.RateSlotsTakeParams{TaskType: taskType, RateLimit: int32(rate.Limit), Limit: int32(limit)})
+	return sqlbuild.Map(slots, func(n int32) int { return int(n) }), err
+}
+
+func (c mysqlClaimSource) StartRateSlots(ctx context.Context, taskType string, slots []int) error {
+	return c.s.q.RateSlotsStart(ctx, c.tx, mysqldb.RateSlotsStartParams{
+		TaskType: taskType, Slots: sqlbuild.Map(slots, func(n int) int32 { return int32(n) }),
+	})
 }
 
 func (c mysqlClaimSource) RunningByType(ctx context.Context) (map[string]int, error) {
@@ -122,6 +151,7 @@ func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit 
 				ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 				AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
+				KeyRated: r.FlowSlot.Valid,
 				Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: r.ClaimedAt,
 			})
 		}

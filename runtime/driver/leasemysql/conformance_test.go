@@ -19,11 +19,18 @@ var bg = context.Background()
 // harness runs the conformance suite on the MySQL server of
 // LEASEGEN_MYSQL_DSN (MariaDB or Oracle MySQL), a fresh database a test.
 var harness = drivertest.Harness{
-	Name:           "mysql",
-	NewDatabase:    func(t testing.TB) string { return dbtest.New(t).DSN },
-	Open:           func(dsn string) (*sql.DB, error) { return sql.Open("mysql", dsn) },
-	New:            New,
-	ExpireSQL:      "UPDATE leasegen_tasks SET due_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?",
+	Name:        "mysql",
+	NewDatabase: func(t testing.TB) string { return dbtest.New(t).DSN },
+	Open:        func(dsn string) (*sql.DB, error) { return sql.Open("mysql", dsn) },
+	New:         New,
+	ExpireSQL:   "UPDATE leasegen_tasks SET due_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?",
+	LockWaits: func(db *sql.DB) (int, error) {
+		// The status needs no PROCESS privilege, as innodb_trx does.
+		var name string
+		var waits int
+		err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_current_waits'").Scan(&name, &waits)
+		return waits, err
+	},
 	MillisUntilSQL: "SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), %s) DIV 1000 FROM leasegen_tasks WHERE id = ?",
 	ServerAddr: func(dsn string) string {
 		cfg, err := mysql.ParseDSN(dsn)

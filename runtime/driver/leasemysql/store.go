@@ -188,9 +188,11 @@ func fromMySQLStartedAt(t time.Time) time.Time {
 func micros(d time.Duration) int64 { return d.Microseconds() }
 
 // mysqlDialect is how MySQL writes the grouped statements.
-var mysqlDialect = sqlbuild.Dialect{Now: "NOW(3)", Param: sqlbuild.QuestionMark, Requeue: "due_at = IF(status = 'CANCEL_REQUESTED', NOW(3), available_at), " +
-	"due_priority = IF(status = 'CANCEL_REQUESTED', 0, priority), " +
-	"status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'), free_attempts = free_attempts + 1, updated_at = NOW(3)"}
+var mysqlDialect = sqlbuild.Dialect{Now: "NOW(3)", Param: sqlbuild.QuestionMark,
+	UpsertWindow: "ON DUPLICATE KEY UPDATE window_us = ", Requeue: "due_at = IF(status = 'CANCEL_REQUESTED', NOW(3), available_at), " +
+		"due_priority = IF(status = 'CANCEL_REQUESTED' OR flow_slot IS NOT NULL, 0, priority), " +
+		"status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', IF(flow_slot IS NULL, 'QUEUED', 'WAITING')), flow_slot = NULL, " +
+		"free_attempts = free_attempts + 1, updated_at = NOW(3)"}
 
 // MySQL error numbers the store treats specially.
 const (

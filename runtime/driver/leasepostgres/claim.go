@@ -20,7 +20,7 @@ func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.Cl
 	var claimed []driver.ClaimedTask
 	err := s.retry(ctx, func() error {
 		var err error
-		if len(req.LimitScopes()) == 0 {
+		if !req.Planned() {
 			claimed, err = s.claimOne(ctx, req)
 			return err
 		}
@@ -55,6 +55,7 @@ func (s *store) claimOne(ctx context.Context, req driver.ClaimRequest) ([]driver
 			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 			AvailableAt: r.AvailableAt.UTC(), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
+			KeyRated: r.FlowSlot.Valid,
 			Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: utc(r.StartedAt),
 		}
 	}
@@ -70,6 +71,11 @@ func (s *store) claimLimited(ctx context.Context, tx *sql.Tx, req driver.ClaimRe
 	for lease, group := range sqlbuild.MarkClaimed(req, picked) {
 		err = s.q.TaskClaimMark(ctx, nativeArrays{tx}, pgdb.TaskClaimMarkParams{LeaseOwner: req.Owner, LeaseUs: micros(lease), Ids: group})
 		if err != nil {
+			return nil, err
+		}
+	}
+	if ids := sqlbuild.KeyRated(picked); len(ids) > 0 {
+		if _, err := s.q.FlowSlotsStart(ctx, nativeArrays{tx}, pgdb.FlowSlotsStartParams{Ids: ids}); err != nil {
 			return nil, err
 		}
 	}
@@ -98,6 +104,19 @@ func (c pgClaimSource) LockLimits(ctx context.Context, scopes []string) error {
 	return nil
 }
 
+// TakeRateSlots locks free slots of the type's rate with SKIP LOCKED:
+// claims of one rated type do not wait for each other.
+func (c pgClaimSource) TakeRateSlots(ctx context.Context, taskType string, rate driver.Rate, limit int) ([]int, error) {
+	slots, err := c.s.q.RateSlotsTake(ctx, c.tx, pgdb.RateSlotsTakeParams{TaskType: taskType, RateLimit: int32(rate.Limit), Lim: int32(limit)})
+	return sqlbuild.Map(slots, func(n int32) int { return int(n) }), err
+}
+
+func (c pgClaimSource) StartRateSlots(ctx context.Context, taskType string, slots []int) error {
+	return c.s.q.RateSlotsStart(ctx, nativeArrays{c.tx}, pgdb.RateSlotsStartParams{
+		TaskType: taskType, Slots: sqlbuild.Map(slots, func(n int) int32 { return int32(n) }),
+	})
+}
+
 func (c pgClaimSource) RunningByType(ctx context.Context) (map[string]int, error) {
 	rows, err := c.s.q.TaskCountRunning(ctx, c.tx)
 	if err != nil {
@@ -121,6 +140,7 @@ func (c pgClaimSource) Candidates(ctx context.Context, types []string, limit int
 			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 			AvailableAt: r.AvailableAt.UTC(), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
+			KeyRated: r.FlowSlot.Valid,
 			Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: r.ClaimedAt.UTC(),
 		}
 	}

@@ -17,11 +17,16 @@ import (
 // harness runs the conformance suite on databases of the server at
 // LEASEGEN_POSTGRES_DSN.
 var harness = drivertest.Harness{
-	Name:           "postgres",
-	NewDatabase:    func(t testing.TB) string { return pgtest.New(t) },
-	Open:           openPool,
-	New:            New,
-	ExpireSQL:      "UPDATE leasegen_tasks SET lease_until = now() - interval '1 second' WHERE id = $1",
+	Name:        "postgres",
+	NewDatabase: func(t testing.TB) string { return pgtest.New(t) },
+	Open:        openPool,
+	New:         New,
+	ExpireSQL:   "UPDATE leasegen_tasks SET lease_until = now() - interval '1 second' WHERE id = $1",
+	LockWaits: func(db *sql.DB) (int, error) {
+		var waits int
+		err := db.QueryRow("SELECT COUNT(*) FROM pg_locks WHERE NOT granted").Scan(&waits)
+		return waits, err
+	},
 	MillisUntilSQL: "SELECT CAST(EXTRACT(EPOCH FROM (%s - now())) * 1000 AS BIGINT) FROM leasegen_tasks WHERE id = $1",
 	LeaseColumn:    "lease_until",
 	Placeholder:    placeholder.Dollar,

@@ -18,6 +18,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -151,6 +153,17 @@ func conflict(err error) bool {
 		return false
 	}
 	return pe.Code == codeSerializationFailure || pe.Code == codeDeadlockDetected || pe.Code == codeLockNotAvailable
+}
+
+func (s *store) EnsureRates(ctx context.Context, rates map[string]driver.Rate) error {
+	for _, t := range slices.Sorted(maps.Keys(rates)) {
+		r := rates[t]
+		err := s.q.RateSlotsEnsure(ctx, s.db, pgdb.RateSlotsEnsureParams{TaskType: t, WindowUs: micros(r.Window), RateLimit: int32(r.Limit)})
+		if err != nil {
+			return fmt.Errorf("leasegen: create the rate slots of %s: %w", t, err)
+		}
+	}
+	return nil
 }
 
 func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {

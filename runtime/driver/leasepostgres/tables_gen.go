@@ -443,6 +443,8 @@ func (t tables) FlowKeysUpsert(ctx context.Context, keys []driver.FlowKey) error
 		p.FlowKeys = append(p.FlowKeys, k.Key)
 		p.KeyLimits = append(p.KeyLimits, int32(k.Limit))
 		p.Blockings = append(p.Blockings, k.Blocking)
+		p.RateLimits = append(p.RateLimits, int32(k.Rate.Limit))
+		p.RateWindows = append(p.RateWindows, k.Rate.Window.Microseconds())
 	}
 	return t.Write(ctx, func() error { return t.s.q.FlowKeysUpsert(ctx, t.q, p) })
 }
@@ -456,7 +458,8 @@ func (t tables) FlowKeysLock(ctx context.Context, taskType string, keys []string
 	}
 	rows, err := t.s.q.FlowKeysGet(ctx, t.q, db.FlowKeysGetParams{TaskType: taskType, FlowKeys: keys})
 	return sqlbuild.Map(rows, func(r db.FlowKeysGetRow) driver.FlowKey {
-		return driver.FlowKey{Type: taskType, Key: r.FlowKey, Limit: int(r.KeyLimit), Blocking: r.Blocking}
+		return driver.FlowKey{Type: taskType, Key: r.FlowKey, Limit: int(r.KeyLimit), Blocking: r.Blocking,
+			Rate: driver.Rate{Limit: int(r.RateLimit), Window: time.Duration(r.RateWindowUs) * time.Microsecond}}
 	}), err
 }
 
@@ -506,6 +509,69 @@ func (t tables) FlowKeysPromote(ctx context.Context, taskType string, free map[s
 	return perKey, err
 }
 
+func (t tables) FlowSlots(ctx context.Context, taskType string, keys []string) (map[string][]driver.RateSlot, error) {
+	pending, err := t.s.q.FlowSlotsPending(ctx, t.q, db.FlowSlotsPendingParams{FlowKeys: keys, TaskType: taskType})
+	if err != nil {
+		return nil, err
+	}
+	held := make(map[string]map[int]bool, len(pending))
+	for _, r := range pending {
+		key := r.FlowKey
+		if held[key] == nil {
+			held[key] = map[int]bool{}
+		}
+		held[key][int(r.FlowSlot)] = true
+	}
+	rows, err := t.s.q.FlowSlotsGet(ctx, t.q, db.FlowSlotsGetParams{TaskType: taskType, FlowKeys: keys})
+	if err != nil {
+		return nil, err
+	}
+	slots := make(map[string][]driver.RateSlot, len(keys))
+	for _, r := range rows {
+		s := driver.RateSlot{Slot: int(r.Slot), FreeAt: r.FreeAt.Time.UTC(), Pending: held[r.FlowKey][int(r.Slot)]}
+		slots[r.FlowKey] = append(slots[r.FlowKey], s)
+	}
+	return slots, nil
+}
+
+func (t tables) FlowKeysFirstWaiting(ctx context.Context, taskType string, want map[string]int) (map[string][]leasetype.TaskID, error) {
+	if len(want) == 0 {
+		return nil, nil
+	}
+	query, args := sqlbuild.FirstWaiting(taskType, want, "status", "", true)
+	rows, err := t.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlbuild.ScanWaitingByKey(rows)
+}
+
+func (t tables) FlowTaskQueueInSlot(ctx context.Context, k driver.FlowKey, id leasetype.TaskID, s driver.RateSlot) error {
+	err := t.Write(ctx, func() error {
+		return t.s.q.FlowSlotUpsert(ctx, t.q, db.FlowSlotUpsertParams{
+			TaskType: k.Type, FlowKey: k.Key, Slot: int32(s.Slot), WindowUs: k.Rate.Window.Microseconds(),
+		})
+	})
+	if err != nil {
+		return err
+	}
+	queued, err := t.Count(ctx, func() (int64, error) {
+		return t.s.q.FlowTaskQueueInSlot(ctx, t.q, db.FlowTaskQueueInSlotParams{
+			FlowSlot: sql.NullInt32{Int32: int32(s.Slot), Valid: true}, FreeAt: sqlbuild.NullTime(s.FreeAt), ID: int64(id),
+		})
+	})
+	if err == nil && queued != 1 {
+		err = fmt.Errorf("task %d of key %q is no longer waiting: the key's row is not locked", id, k.Key)
+	}
+	return err
+}
+
+func (t tables) FlowSlotsPrune(ctx context.Context, limit int) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.FlowSlotsPrune(ctx, t.q, db.FlowSlotsPruneParams{Limit: int32(limit)})
+	})
+}
+
 func (t tables) FlowKeysStalled(ctx context.Context, limit int) ([]driver.FlowKey, error) {
 	rows, err := t.s.q.FlowKeysStalled(ctx, t.q, db.FlowKeysStalledParams{Limit: int32(limit)})
 	return sqlbuild.Map(rows, func(r db.FlowKeysStalledRow) driver.FlowKey {
@@ -517,8 +583,9 @@ func (t tables) FlowKeyList(ctx context.Context, limit int) ([]leasetype.KeyInfo
 	rows, err := t.s.q.FlowKeyList(ctx, t.q, db.FlowKeyListParams{Limit: int32(limit)})
 	return sqlbuild.Map(rows, func(r db.FlowKeyListRow) leasetype.KeyInfo {
 		return leasetype.KeyInfo{
-			Type: r.TaskType, Key: r.FlowKey, Limit: int(r.KeyLimit), BlockOnFailure: r.Blocking,
+			Type: r.TaskType, Key: r.FlowKey, Limit: sqlbuild.KeyLimit(int(r.KeyLimit)), BlockOnFailure: r.Blocking,
 			Running: int(r.Running), Holding: int(r.Holding), Waiting: int(r.Waiting),
+			Rate: int(r.RateLimit), RateWindow: time.Duration(r.RateWindowUs) * time.Microsecond, StartsInWindow: int(r.InWindow),
 		}
 	}), err
 }

@@ -3,7 +3,9 @@ package leasesqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -19,16 +21,24 @@ import (
 func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
 	var claimed []driver.ClaimedTask
 	var err error
-	if len(req.LimitScopes()) == 0 {
-		claimed, err = s.claimScanned(ctx, req)
-	} else {
+	if req.Planned() {
 		claimed, err = s.claimLimited(ctx, req)
+	} else {
+		claimed, err = s.claimScanned(ctx, req)
+		if errors.Is(err, errKeyRated) {
+			claimed, err = s.claimLimited(ctx, req)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("leasegen: claim: %w", err)
 	}
 	return claimed, nil
 }
+
+// errKeyRated stops a claim outside the write lock that scanned a task
+// holding a slot of its key's rate: its start must move the slot on in
+// the same transaction, which claimLimited has.
+var errKeyRated = errors.New("a scanned task holds a rate slot")
 
 // claimScanned claims in rounds of two steps: a scan for claimable tasks
 // without the write lock, then takes of those still queued at the attempt
@@ -44,6 +54,9 @@ func (s *store) claimScanned(ctx context.Context, req driver.ClaimRequest) ([]dr
 		scanned, err := s.q.TaskClaimScan(ctx, s.db, sqlitedb.TaskClaimScanParams{TaskTypes: req.Types, Limit: int64(want)})
 		if err != nil || len(scanned) == 0 {
 			return claimed, err
+		}
+		if claimed == nil && slices.ContainsFunc(scanned, func(r sqlitedb.TaskClaimScanRow) bool { return r.FlowSlot.Valid }) {
+			return nil, errKeyRated
 		}
 		taken, err := s.takeScanned(ctx, req, scanned)
 		if err != nil {
@@ -146,7 +159,10 @@ func (s *store) claimLimited(ctx context.Context, req driver.ClaimRequest) ([]dr
 				return err
 			}
 		}
-		return nil
+		if ids := sqlbuild.KeyRated(picked); len(ids) > 0 {
+			_, err = s.q.FlowSlotsStart(ctx, conn, sqlitedb.FlowSlotsStartParams{Ids: ids})
+		}
+		return err
 	})
 	return claimed, err
 }
@@ -163,6 +179,17 @@ func (sqliteClaimSource) LockLimits(context.Context, []string) error { return ni
 // PausedTypes is nil: TaskClaimScan leaves paused types out itself (SQLite
 // reads the subquery once per statement).
 func (sqliteClaimSource) PausedTypes(context.Context) ([]string, error) { return nil, nil }
+
+func (c sqliteClaimSource) TakeRateSlots(ctx context.Context, taskType string, rate driver.Rate, limit int) ([]int, error) {
+	slots, err := c.s.q.RateSlotsTake(ctx, c.conn, sqlitedb.RateSlotsTakeParams{TaskType: taskType, RateLimit: int64(rate.Limit), Lim: int64(limit)})
+	return sqlbuild.Map(slots, func(n int64) int { return int(n) }), err
+}
+
+func (c sqliteClaimSource) StartRateSlots(ctx context.Context, taskType string, slots []int) error {
+	return c.s.q.RateSlotsStart(ctx, c.conn, sqlitedb.RateSlotsStartParams{
+		TaskType: taskType, Slots: sqlbuild.Map(slots, func(n int) int64 { return int64(n) }),
+	})
+}
 
 func (c sqliteClaimSource) RunningByType(ctx context.Context) (map[string]int, error) {
 	rows, err := c.s.q.TaskCountRunning(ctx, c.conn)
@@ -195,6 +222,7 @@ func scannedTask(r sqlitedb.TaskClaimScanRow) driver.ClaimedTask {
 		ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 		AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 		MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
+		KeyRated: r.FlowSlot.Valid,
 		Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: fromMillis(r.ScannedAt),
 	}
 }

@@ -17,6 +17,8 @@ import (
 	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -210,6 +212,16 @@ func (s *store) immediate(ctx context.Context, fn func(conn *sql.Conn) error) er
 // EnsureLimits has nothing to create: the write lock serializes claims.
 func (s *store) EnsureLimits(context.Context, []string) error { return nil }
 
+func (s *store) EnsureRates(ctx context.Context, rates map[string]driver.Rate) error {
+	for _, t := range slices.Sorted(maps.Keys(rates)) {
+		query, args := sqlbuild.RateSlotsSQL(t, rates[t], sqliteDialect)
+		if _, err := sqlbuild.RowsAffected(ctx, s.retry, s.db, query, args); err != nil {
+			return fmt.Errorf("leasegen: create the rate slots of %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
 // taskEnds reads due_at: the lease's end while running, the finish once
 // final.
 func taskEnds(r sqlitedb.LeasegenTask, status leasetype.Status) (leaseUntil, finishedAt time.Time) {
@@ -218,8 +230,10 @@ func taskEnds(r sqlitedb.LeasegenTask, status leasetype.Status) (leaseUntil, fin
 
 // sqliteDialect is how SQLite writes the grouped statements.
 var sqliteDialect = sqlbuild.Dialect{Now: sqliteNow, Unindexed: "+", Param: sqlbuild.QuestionMark,
+	UpsertWindow: "ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = ",
 	Requeue: "due_at = IIF(status = 'CANCEL_REQUESTED', " + sqliteNow + ", available_at), " +
-		"status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'), free_attempts = free_attempts + 1, updated_at = " + sqliteNow}
+		"status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', IIF(flow_slot IS NULL, 'QUEUED', 'WAITING')), flow_slot = NULL, " +
+		"free_attempts = free_attempts + 1, updated_at = " + sqliteNow}
 
 // sqliteNow is the database's clock in milliseconds, as queries/sqlite
 // writes it: a scalar subquery, read once per statement.

@@ -12,7 +12,7 @@ import (
 )
 
 // Concurrency keys hold their limits with slots, not with counts read at
-// claim time: a keyed task is inserted WAITING, and only a release under
+// claim time (rates, below, hold theirs with slots too): a keyed task is inserted WAITING, and only a release under
 // its key's row lock makes it QUEUED, up to the key's limit of tasks
 // that hold a slot (QUEUED, RUNNING, CANCEL_REQUESTED, and FAILED when a
 // failure blocks the key). Claims never look at keys, so at most that many
@@ -20,6 +20,17 @@ import (
 // enqueue order. A task that ends hands its slot on when its worker calls
 // ReleaseKeys after the end; a worker that dies between the two leaves the
 // key stalled until ReleaseStalledKeys, which recovery runs, finds it.
+//
+// A key's rate of n starts per window is n more slots, each of which
+// remembers when it may start a task again. A release gives a waiting
+// task a free concurrency slot and a rate slot no other queued task
+// holds, and makes it due no earlier than that rate slot is free; the
+// claim that starts the task moves the rate slot a window on (in the same
+// transaction), and the worker then releases the key again, so the next
+// waiting task gets the slot due a window after this start. No two starts
+// of one slot are closer than a window, so no window holds more than n
+// starts. A task that used a rate slot and goes back to the queue (a
+// retry, a snooze, a lost lease) waits for a new one.
 
 // KeyedBatch is an enqueue's tasks with their concurrency keys: Keys[i] is
 // the key of Tasks[i], its zero value for an unkeyed task.
@@ -117,7 +128,7 @@ func releaseLocked(ctx context.Context, tx driver.Tables, keys []driver.FlowKey)
 				free[k.Key] = n
 			}
 		}
-		promoted, err := tx.FlowKeysPromote(ctx, group[0].Type, free)
+		promoted, err := promote(ctx, tx, group, free)
 		if err != nil {
 			return 0, fmt.Errorf("release tasks of %d keys of %s: %w", len(free), group[0].Type, err)
 		}
@@ -132,6 +143,80 @@ func releaseLocked(ctx context.Context, tx driver.Tables, keys []driver.FlowKey)
 		}
 	}
 	return released, nil
+}
+
+// promote makes QUEUED, for each key of group (of one type, rows locked)
+// with free concurrency slots, its first waiting tasks: as many as free
+// allows for a key without a rate; for a key with one, as many as also
+// get a slot of the rate, each due when its slot is free again. It
+// returns how many it released by key.
+func promote(ctx context.Context, tx driver.Tables, group []driver.FlowKey, free map[string]int) (map[string]int, error) {
+	taskType := group[0].Type
+	plain := make(map[string]int, len(free))
+	var rated []driver.FlowKey
+	for _, k := range group {
+		switch {
+		case free[k.Key] <= 0:
+		case k.Rate.Limit > 0:
+			rated = append(rated, k)
+		default:
+			plain[k.Key] = free[k.Key]
+		}
+	}
+	promoted, err := tx.FlowKeysPromote(ctx, taskType, plain)
+	if err != nil || len(rated) == 0 {
+		return promoted, err
+	}
+	stored, err := tx.FlowSlots(ctx, taskType, names(rated))
+	if err != nil {
+		return nil, err
+	}
+	slots := make(map[string][]driver.RateSlot, len(rated))
+	want := make(map[string]int, len(rated))
+	for _, k := range rated {
+		if s := freeRateSlots(k.Rate.Limit, stored[k.Key], free[k.Key]); len(s) > 0 {
+			slots[k.Key], want[k.Key] = s, len(s)
+		}
+	}
+	waiting, err := tx.FlowKeysFirstWaiting(ctx, taskType, want)
+	if err != nil {
+		return nil, err
+	}
+	if promoted == nil {
+		promoted = make(map[string]int, len(waiting))
+	}
+	for _, k := range rated {
+		for i, id := range waiting[k.Key] {
+			if err := tx.FlowTaskQueueInSlot(ctx, k, id, slots[k.Key][i]); err != nil {
+				return nil, err
+			}
+			promoted[k.Key]++
+		}
+	}
+	return promoted, nil
+}
+
+// freeRateSlots returns up to n slots of a rate of limit starts that no
+// queued task holds, the earliest free first: slots never stored (free
+// since ever), then stored ones by when they are free again. A slot
+// numbered limit or above (the limit was lowered) is not used.
+func freeRateSlots(limit int, stored []driver.RateSlot, n int) []driver.RateSlot {
+	used := make(map[int]bool, len(stored))
+	var again []driver.RateSlot
+	for _, s := range stored {
+		used[s.Slot] = true
+		if !s.Pending && s.Slot < limit {
+			again = append(again, s)
+		}
+	}
+	var out []driver.RateSlot
+	for slot := 0; slot < limit && len(out) < n; slot++ {
+		if !used[slot] {
+			out = append(out, driver.RateSlot{Slot: slot})
+		}
+	}
+	slices.SortFunc(again, func(a, b driver.RateSlot) int { return cmp.Or(a.FreeAt.Compare(b.FreeAt), cmp.Compare(a.Slot, b.Slot)) })
+	return append(out, again[:min(len(again), n-len(out))]...)
 }
 
 // keysPerStatement bounds the keys one statement names: MariaDB turns an

@@ -44,6 +44,8 @@ type ledgerLine struct {
 	Key     string         `json:"key,omitempty"`
 	End     bool           `json:"end,omitempty"`
 	UnixNS  int64          `json:"ns"`
+	// ClaimedNS is the execution's Task.StartedAt (a start's line only).
+	ClaimedNS int64 `json:"claimed_ns,omitempty"`
 }
 
 // chaosWorkerMain runs one worker process until SIGTERM (or SIGKILL): each
@@ -78,9 +80,10 @@ func chaosWorkerMain(h *drivertest.Harness) int {
 		opts = append(opts, runtime.WithConcurrency(limit))
 	}
 	err = w.Handle("chaos", func(ctx context.Context, task *runtime.Task) error {
-		line := ledgerLine{Task: task.ID, Type: task.Type, Attempt: task.Attempt, Owner: owner, Key: task.ConcurrencyKey}
+		line := ledgerLine{Task: task.ID, Type: task.Type, Attempt: task.Attempt, Owner: owner, Key: task.ConcurrencyKey,
+			ClaimedNS: task.StartedAt.UnixNano()}
 		write(line)
-		end := func() { line.End = true; write(line) }
+		end := func() { line.End, line.ClaimedNS = true, 0; write(line) }
 		var p struct{ SleepMS int }
 		if err := json.Unmarshal(task.Payload, &p); err != nil {
 			end()
@@ -272,7 +275,8 @@ func readChaosLedgers(t *testing.T, dir string, killedAt map[string]time.Time) [
 				continue
 			}
 			open[k] = len(rows)
-			rows = append(rows, Interval{Task: l.Task, Type: l.Type, Attempt: l.Attempt, Owner: l.Owner, Key: l.Key, Start: at})
+			rows = append(rows, Interval{Task: l.Task, Type: l.Type, Attempt: l.Attempt, Owner: l.Owner, Key: l.Key, Start: at,
+				Claimed: time.Unix(0, l.ClaimedNS)})
 		}
 		f.Close()
 	}

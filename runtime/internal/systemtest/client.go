@@ -212,6 +212,10 @@ func testEnqueueRejectsOversizedInput(t *testing.T, b *Bundle) {
 		{"key", "a", "", []runtime.EnqueueOption{runtime.WithIdempotencyKey(long)}, runtime.ErrInvalidTask, "idempotency key is 256 bytes, the limit is 255"},
 		{"attempts", "a", "", []runtime.EnqueueOption{runtime.WithMaxAttempts(0)}, runtime.ErrInvalidTask, "max attempts must be in 1.."},
 		{"delay", "a", "", []runtime.EnqueueOption{runtime.WithDelay(-time.Second)}, runtime.ErrInvalidTask, "delay must be in 0.."},
+		{"rate starts", "a", "", []runtime.EnqueueOption{runtime.WithKeyRate("k", 0, time.Second)}, runtime.ErrInvalidTask, "limit must be in 1..10000"},
+		{"rate window", "a", "", []runtime.EnqueueOption{runtime.WithKeyRate("k", 5, 1500*time.Microsecond)}, runtime.ErrInvalidTask, "whole number of milliseconds"},
+		{"rate key", "a", "", []runtime.EnqueueOption{runtime.WithKeyRate("k", 5, time.Second), runtime.WithConcurrencyKey("j", 1)}, runtime.ErrInvalidTask, `rate key "k": one task has one key`},
+		{"empty rate key", "a", "", []runtime.EnqueueOption{runtime.WithKeyRate("", 5, time.Second)}, runtime.ErrInvalidTask, "concurrency key is empty"},
 	}
 	for _, c := range cases {
 		_, err := small.Enqueue(bg, c.typ, []byte(c.payload), c.opts...)

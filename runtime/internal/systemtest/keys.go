@@ -181,11 +181,14 @@ func testKeySequenceFailureRules(t *testing.T, b *Bundle) {
 }
 
 // Three worker processes over 1,200 tasks of 20 keys, twelve under a limit
-// of 2 and eight sequential, while random workers are killed with SIGKILL
+// of 2 and eight sequential, six of them with a rate of 10 starts per
+// 250 ms, while random workers are killed with SIGKILL
 // and restarted: besides what every kill -9 run checks (nothing lost,
 // nothing done twice), no key ever ran more tasks at once than its limit,
-// and each sequential key's tasks started in enqueue order (a task killed
-// mid-run runs again before the next one starts).
+// each sequential key's tasks started in enqueue order (a task killed
+// mid-run runs again before the next one starts), and no window held more
+// starts of a key with a rate than it allows (claims on the database's
+// clock, killed executions included).
 func testKill9KeyedWorkers(t *testing.T, b *Bundle) {
 	if testing.Short() {
 		t.Skip("kill -9 run skipped in -short mode")
@@ -195,20 +198,28 @@ func testKill9KeyedWorkers(t *testing.T, b *Bundle) {
 		keys       = 20
 		sequential = 8 // the last keys
 		keyLimit   = 2
+		rated      = 4 // the keys before the sequential ones, and the last two
+		rateLimit  = 10
+		rateWindow = 250 * time.Millisecond
 	)
 	b.DB.MustExec(t, EffectsTable)
 	reqs := make([]runtime.Request, tasks)
 	limits := map[string]int{}
+	rates := map[string]int{}
 	for i := range reqs {
-		key := fmt.Sprintf("k%02d", i%keys)
-		opt := runtime.WithConcurrencyKey(key, keyLimit)
+		k := i % keys
+		key := fmt.Sprintf("k%02d", k)
+		opts := []runtime.EnqueueOption{runtime.WithConcurrencyKey(key, keyLimit), runtime.WithMaxAttempts(50)}
 		limits[key] = keyLimit
-		if i%keys >= keys-sequential {
-			opt = runtime.WithSequentialKey(key, runtime.SequenceContinue)
+		if k >= keys-sequential {
+			opts[0] = runtime.WithSequentialKey(key, runtime.SequenceContinue)
 			limits[key] = 1
 		}
-		reqs[i] = runtime.Request{Type: "chaos", Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 10+rand.IntN(30)),
-			Options: []runtime.EnqueueOption{opt, runtime.WithMaxAttempts(50)}}
+		if (k >= keys-sequential-rated && k < keys-sequential) || k >= keys-2 {
+			opts = append(opts, runtime.WithKeyRate(key, rateLimit, rateWindow))
+			rates[key] = rateLimit
+		}
+		reqs[i] = runtime.Request{Type: "chaos", Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 10+rand.IntN(30)), Options: opts}
 	}
 	ids, err := b.Client.EnqueueMany(bg, reqs)
 	dbtest.Must(t, "enqueue", err)
@@ -227,6 +238,7 @@ func testKill9KeyedWorkers(t *testing.T, b *Bundle) {
 			t.Errorf("key %s ran %d tasks at once, its limit is %d", key, peak[key], limit)
 		}
 	}
+	busiest := checkWindows(t, run.rows, rateWindow, rates, func(r Interval) string { return r.Key })
 	order := map[runtime.TaskID]int{} // enqueue order
 	for i, id := range ids {
 		order[id] = i
@@ -243,8 +255,8 @@ func testKill9KeyedWorkers(t *testing.T, b *Bundle) {
 		}
 		last[r.Key] = order[r.Task]
 	}
-	t.Logf("%d tasks over %d keys, %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects; peak running per key %v (ledger), %v (%d samples)",
-		tasks, keys, run, len(run.rows), run.reran, run.lost, run.dups, peak, sampled, samples)
+	t.Logf("%d tasks over %d keys, %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects; peak running per key %v (ledger), %v (%d samples); most starts of a rated key in %s: %v (rate %d)",
+		tasks, keys, run, len(run.rows), run.reran, run.lost, run.dups, peak, sampled, samples, rateWindow, busiest, rateLimit)
 }
 
 // sampleKeys reads the running tasks of every key (Client.Keys) over and

@@ -21,6 +21,9 @@ type Interval struct {
 	Key     string // the task's concurrency key
 	Start   time.Time
 	End     time.Time // zero while running (or when its process was killed)
+	// Claimed is when the claim started the execution, on the database's
+	// clock (Task.StartedAt): the instant rate limits count.
+	Claimed time.Time
 }
 
 // Ledger collects the intervals of one process's handlers.
@@ -32,7 +35,8 @@ type Ledger struct {
 func (l *Ledger) Start(t *runtime.Task, owner string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.rows = append(l.rows, Interval{Task: t.ID, Type: t.Type, Attempt: t.Attempt, Owner: owner, Start: time.Now()})
+	l.rows = append(l.rows, Interval{Task: t.ID, Type: t.Type, Attempt: t.Attempt, Owner: owner, Key: t.ConcurrencyKey,
+		Start: time.Now(), Claimed: t.StartedAt})
 	return len(l.rows) - 1
 }
 
@@ -164,4 +168,29 @@ func peakBy(rows []Interval, group func(Interval) string) map[string]int {
 		peak[e.group] = max(peak[e.group], now[e.group])
 	}
 	return peak
+}
+
+// busiestWindow returns, by group, the most executions whose claims fall
+// in one window [t, t+window) on the database's clock, and the first
+// instant of such a window.
+func busiestWindow(rows []Interval, window time.Duration, group func(Interval) string) (most map[string]int, at map[string]time.Time) {
+	claims := map[string][]time.Time{}
+	for _, r := range rows {
+		g := group(r)
+		claims[g] = append(claims[g], r.Claimed)
+	}
+	most, at = map[string]int{}, map[string]time.Time{}
+	for g, ts := range claims {
+		slices.SortFunc(ts, time.Time.Compare)
+		j := 0
+		for i := range ts {
+			for !ts[i].Before(ts[j].Add(window)) {
+				j++
+			}
+			if n := i - j + 1; n > most[g] {
+				most[g], at[g] = n, ts[j]
+			}
+		}
+	}
+	return most, at
 }

@@ -26,6 +26,21 @@ func TestLedgerChecksCanFail(t *testing.T) {
 	}
 }
 
+// busiestWindow counts claims in half-open windows: claims a window
+// apart fall in two.
+func TestBusiestWindowCanFail(t *testing.T) {
+	base := time.Now()
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	rows := []Interval{
+		{Key: "a", Claimed: at(0)}, {Key: "a", Claimed: at(40)}, {Key: "a", Claimed: at(100)},
+		{Key: "b", Claimed: at(0)}, {Key: "b", Claimed: at(99)}, {Key: "b", Claimed: at(99)},
+	}
+	most, first := busiestWindow(rows, 100*time.Millisecond, func(r Interval) string { return r.Key })
+	if most["a"] != 2 || most["b"] != 3 || !first["b"].Equal(at(0)) {
+		t.Errorf("busiest windows = %v from %v, want a: 2, b: 3 from the start", most, first)
+	}
+}
+
 func TestLedgerEndIfFailed(t *testing.T) {
 	var l Ledger
 	task := &runtime.Task{ID: 1, Type: "a", Attempt: 1}

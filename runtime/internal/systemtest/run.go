@@ -128,6 +128,8 @@ var bundleCases = []struct {
 	{"KeyConcurrencyLimit", testKeyConcurrencyLimit},
 	{"KeySequenceFailureRules", testKeySequenceFailureRules},
 	{"Kill9KeyedWorkers", testKill9KeyedWorkers},
+	{"KeyRateWindows", testKeyRateWindows},
+	{"TypeRateWindows", testTypeRateWindows},
 }
 
 // engineIndependentCases check what the runtime decides alone (input

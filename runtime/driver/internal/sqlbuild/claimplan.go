@@ -3,6 +3,7 @@ package sqlbuild
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -22,6 +23,12 @@ type ClaimSource interface {
 	// LockLimits serializes the claimers of limited scopes until commit.
 	LockLimits(ctx context.Context, scopes []string) error
 	RunningByType(ctx context.Context) (map[string]int, error)
+	// TakeRateSlots locks up to limit slots of taskType's rate that are
+	// free now (numbered below rate.Limit), skipping those another claim
+	// holds, and returns their numbers.
+	TakeRateSlots(ctx context.Context, taskType string, rate driver.Rate, limit int) ([]int, error)
+	// StartRateSlots makes taskType's slots free again a window after now.
+	StartRateSlots(ctx context.Context, taskType string, slots []int) error
 	// Candidates locks up to limit claimable tasks of types, in claim
 	// order, as their rows read before the claim (Attempt is the row's)
 	// with StartedAt the database's time when the claim read them.
@@ -29,12 +36,14 @@ type ClaimSource interface {
 }
 
 // PlanClaim picks the tasks a claim takes, of the types that are not
-// paused. Without limits that is one candidate query over all of those
-// types. With limits it locks the limit scopes first, so the running
-// counts it reads cannot change until the claim commits; each limited type
-// then gets its own query bounded by its free slots, the unlimited types
-// share one, and the merged candidates are cut to the claim's order and
-// the global limit's free slots.
+// paused. Without limits or rates that is one candidate query over all of
+// those types. With limits it locks the limit scopes first, so the running
+// counts it reads cannot change until the claim commits; a type with a
+// rate takes free slots of its rate (each start one). Each limited or
+// rated type then gets its own query bounded by its free slots, the other
+// types share one, and the merged candidates are cut to the claim's order
+// and the global limit's free slots; the rate slots the claim uses move a
+// window on.
 func PlanClaim(ctx context.Context, src ClaimSource, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
 	paused, err := src.PausedTypes(ctx)
 	if err != nil {
@@ -46,37 +55,31 @@ func PlanClaim(ctx context.Context, src ClaimSource, req driver.ClaimRequest) ([
 			return nil, nil
 		}
 	}
-	scopes := req.LimitScopes()
-	if len(scopes) == 0 {
+	if !req.Planned() {
 		return src.Candidates(ctx, req.Types, req.Max)
 	}
-	if err := src.LockLimits(ctx, scopes); err != nil {
+	budget, running, err := lockLimits(ctx, src, req)
+	if err != nil || budget <= 0 {
 		return nil, err
-	}
-	running, err := src.RunningByType(ctx)
-	if err != nil {
-		return nil, err
-	}
-	budget := req.Max
-	if req.GlobalLimit > 0 {
-		total := 0
-		for _, n := range running {
-			total += n
-		}
-		budget = min(budget, req.GlobalLimit-total)
-	}
-	if budget <= 0 {
-		return nil, nil
 	}
 	var unlimited []string
 	var picked []driver.ClaimedTask
+	slots := map[string][]int{}
 	for _, t := range req.Types {
-		limit, ok := req.TypeLimits[t]
-		if !ok {
+		free, limited := budget, false
+		if limit, ok := req.TypeLimits[t]; ok {
+			free, limited = min(free, limit-running[t]), true
+		}
+		if rate, ok := req.TypeRates[t]; ok && free > 0 {
+			if slots[t], err = src.TakeRateSlots(ctx, t, rate, free); err != nil {
+				return nil, err
+			}
+			free, limited = len(slots[t]), true
+		}
+		if !limited {
 			unlimited = append(unlimited, t)
 			continue
 		}
-		free := min(budget, limit-running[t])
 		if free <= 0 {
 			continue
 		}
@@ -94,7 +97,65 @@ func PlanClaim(ctx context.Context, src ClaimSource, req driver.ClaimRequest) ([
 		picked = append(picked, rows...)
 	}
 	slices.SortFunc(picked, ClaimOrder)
-	return picked[:min(len(picked), budget)], nil
+	picked = picked[:min(len(picked), budget)]
+	return picked, startRateSlots(ctx, src, picked, slots)
+}
+
+// lockLimits locks req's limit scopes, when it has some, and returns the
+// claim's budget under the global limit and the running tasks by type.
+func lockLimits(ctx context.Context, src ClaimSource, req driver.ClaimRequest) (int, map[string]int, error) {
+	scopes := req.LimitScopes()
+	if len(scopes) == 0 {
+		return req.Max, nil, nil
+	}
+	if err := src.LockLimits(ctx, scopes); err != nil {
+		return 0, nil, err
+	}
+	running, err := src.RunningByType(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	budget := req.Max
+	if req.GlobalLimit > 0 {
+		total := 0
+		for _, n := range running {
+			total += n
+		}
+		budget = min(budget, req.GlobalLimit-total)
+	}
+	return budget, running, nil
+}
+
+// startRateSlots moves on, for each rated type, as many of the slots the
+// claim took as it starts tasks of the type.
+func startRateSlots(ctx context.Context, src ClaimSource, picked []driver.ClaimedTask, slots map[string][]int) error {
+	if len(slots) == 0 {
+		return nil
+	}
+	started := map[string]int{}
+	for _, p := range picked {
+		started[p.Type]++
+	}
+	for _, t := range slices.Sorted(maps.Keys(slots)) {
+		if n := started[t]; n > 0 {
+			if err := src.StartRateSlots(ctx, t, slots[t][:n]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// KeyRated returns the ids of the claimed tasks that used a slot of their
+// key's rate, whose windows the claim must move on (FlowSlotsStart).
+func KeyRated(claimed []driver.ClaimedTask) []int64 {
+	var ids []int64
+	for _, c := range claimed {
+		if c.KeyRated {
+			ids = append(ids, int64(c.ID))
+		}
+	}
+	return ids
 }
 
 // ClaimOrder is the claim index's order: priority DESC, available_at, id.

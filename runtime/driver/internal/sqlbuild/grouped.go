@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -21,11 +22,15 @@ type Dialect struct {
 	Unindexed string
 	// Requeue is the SET list that hands a claimed task back at its place
 	// in the queue without using an attempt (CANCELLED when its
-	// cancellation was requested), as TaskRelease does with no delay.
+	// cancellation was requested, WAITING when it used a slot of its key's
+	// rate), as TaskRelease does with no delay.
 	Requeue string
 	// Param is the placeholder of the nth argument (from 1): "?" for
 	// MySQL and SQLite.
 	Param func(n int) string
+	// UpsertWindow ends RateSlotsSQL's INSERT, followed by the window: a
+	// stored slot takes the new window.
+	UpsertWindow string
 }
 
 // QuestionMark is the placeholder of MySQL and SQLite.
@@ -215,4 +220,23 @@ func CompletedRows(owner string, reqs []driver.CompletionRequest, affected int64
 		return nil, fmt.Errorf("leasegen: complete %d tasks: %w", len(reqs), err)
 	}
 	return oks, nil
+}
+
+// RateSlotsSQL builds the statement that stores the slots 0..rate.Limit-1
+// of taskType's rate with its window, keeping the stored slots' free
+// instants.
+func RateSlotsSQL(taskType string, rate driver.Rate, d Dialect) (string, []any) {
+	window := strconv.FormatInt(rate.Window.Microseconds(), 10)
+	b := NewStatement(d, rate.Limit)
+	b.WriteString("INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at) VALUES ")
+	for i := range rate.Limit {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		b.Bind(taskType)
+		b.WriteString(", '', " + strconv.Itoa(i) + ", " + window + ", NULL)")
+	}
+	b.WriteString(" " + d.UpsertWindow + window)
+	return b.String(), b.Args
 }

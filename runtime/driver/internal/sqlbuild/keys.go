@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
 )
 
 // FirstWaiting builds the statement that reads, for each key of free, the
@@ -52,4 +55,29 @@ func ScanWaiting(rows *sql.Rows) ([]int64, map[string]int, error) {
 		perKey[key]++
 	}
 	return ids, perKey, rows.Err()
+}
+
+// ScanWaitingByKey reads FirstWaiting's rows, closes them, and returns
+// the ids by key, in id order.
+func ScanWaitingByKey(rows *sql.Rows) (map[string][]leasetype.TaskID, error) {
+	defer rows.Close()
+	byKey := map[string][]leasetype.TaskID{}
+	for rows.Next() {
+		var id int64
+		var key string
+		if err := rows.Scan(&id, &key); err != nil {
+			return nil, err
+		}
+		byKey[key] = append(byKey[key], leasetype.TaskID(id))
+	}
+	return byKey, rows.Err()
+}
+
+// KeyLimit is a stored key limit as operators see it: 0 for a key with a
+// rate and no concurrency limit (driver.NoKeyLimit).
+func KeyLimit(stored int) int {
+	if stored == driver.NoKeyLimit {
+		return 0
+	}
+	return stored
 }

@@ -30,7 +30,8 @@ type engine struct {
 	Queries  string // its sqlc package, under the driver's internal folder
 	Unit     string // suffix of the duration arguments' names: Us or Ms
 	TimeType string // Go type of an instant column
-	// FlowStatus is the column that holds a keyed task's status;
+	// FlowStatus is the column that is 'WAITING' for a keyed task that
+	// waits for its key;
 	// Numbered says the placeholders are $1, $2... rather than ?.
 	FlowStatus    string
 	Numbered      bool
@@ -42,13 +43,14 @@ type engine struct {
 }
 
 var engines = []engine{
-	{Package: "leasemysql", Queries: "mysqldb", Unit: "Us", TimeType: "time.Time", FlowStatus: "flow_status", FlowIndexHint: " FORCE INDEX (leasegen_tasks_flow)", convert: map[string]string{
+	{Package: "leasemysql", Queries: "mysqldb", Unit: "Us", TimeType: "time.Time", FlowStatus: "flow_state", FlowIndexHint: " FORCE INDEX (leasegen_tasks_flow)", convert: map[string]string{
 		// DATETIME(3) reads back in UTC: the session's time zone is UTC.
 		"int": "int32(%s)", "span": "micros(%s)", "wrap": "%s",
 		"dbTime": "%s", "goTime": "%s", "dbNullTime": "sqlbuild.NullTime(%s)", "goNullTime": "%s.Time",
 		"dbFinish": "sqlbuild.TimeOrNil(%s)", "dbBool": "%s", "goBool": "%s",
 		"dbKey": "sql.NullString{String: %s, Valid: true}", "owner": "%s", "startedAt": "fromMySQLStartedAt(%s)",
 		"dbFlowKeys": "sqlbuild.NullStrings(%s)", "goFlowKey": "%s.String",
+		"dbSlot": "sql.NullInt32{Int32: int32(%s), Valid: true}",
 	}},
 	{Package: "leasepostgres", Queries: "pgdb", Unit: "Us", TimeType: "time.Time", FlowStatus: "status", Numbered: true, ArrayKeys: true, convert: map[string]string{
 		// pgx reads timestamptz in the local zone; arrays pass as slices.
@@ -57,6 +59,7 @@ var engines = []engine{
 		"dbFinish": "sqlbuild.NullTime(%s)", "dbBool": "%s", "goBool": "%s",
 		"dbKey": "%s", "owner": "%s", "startedAt": "utc(%s)",
 		"dbFlowKeys": "%s", "goFlowKey": "%s",
+		"dbSlot": "sql.NullInt32{Int32: int32(%s), Valid: true}",
 	}},
 	{Package: "leasesqlite", Queries: "sqlitedb", Unit: "Ms", TimeType: "int64", FlowStatus: "status", convert: map[string]string{
 		// Instants are Unix milliseconds, integers int64, booleans 0 or 1.
@@ -65,6 +68,7 @@ var engines = []engine{
 		"dbFinish": "sqlbuild.MillisOrNil(%s)", "dbBool": "sqlbuild.BoolInt(%s)", "goBool": "%s != 0",
 		"dbKey": "%s", "owner": "%s.String", "startedAt": "fromNullMillis(%s)",
 		"dbFlowKeys": "sqlbuild.NullStrings(%s)", "goFlowKey": "%s",
+		"dbSlot": "sql.NullInt64{Int64: int64(%s), Valid: true}",
 	}},
 }
 

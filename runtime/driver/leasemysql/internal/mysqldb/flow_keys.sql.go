@@ -26,15 +26,20 @@ func (q *Queries) FlowKeyDelete(ctx context.Context, db DBTX, arg FlowKeyDeleteP
 }
 
 const flowKeyList = `-- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+  (SELECT COUNT(*) FROM leasegen_flow_slots s
+   WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
+     AND (s.free_at > NOW(3) OR EXISTS (
+       SELECT 1 FROM leasegen_tasks b FORCE INDEX (leasegen_tasks_flow)
+       WHERE b.flow_key = s.flow_key AND b.task_type = s.task_type AND b.flow_state = 'HOLDING' AND b.status = 'QUEUED' AND b.flow_slot = s.slot))) AS in_window,
   (SELECT COUNT(*) FROM leasegen_tasks r FORCE INDEX (leasegen_tasks_flow)
    WHERE r.flow_key = k.flow_key AND r.task_type = k.task_type
-     AND r.flow_status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
+     AND r.flow_state = 'HOLDING' AND r.status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
   (SELECT COUNT(*) FROM leasegen_tasks h FORCE INDEX (leasegen_tasks_flow)
    WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-     AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f FORCE INDEX (leasegen_tasks_flow) WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.flow_status = 'FAILED'), 0) AS holding,
+     AND h.flow_state = 'HOLDING' AND h.status <> 'FAILED') + IF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f FORCE INDEX (leasegen_tasks_flow) WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.flow_state = 'HOLDING' AND f.status = 'FAILED'), 0) AS holding,
   (SELECT COUNT(*) FROM leasegen_tasks w FORCE INDEX (leasegen_tasks_flow)
-   WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_status = 'WAITING') AS waiting
+   WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_state = 'WAITING') AS waiting
 FROM leasegen_flow_keys k
 ORDER BY k.task_type, k.flow_key
 LIMIT ?
@@ -45,16 +50,21 @@ type FlowKeyListParams struct {
 }
 
 type FlowKeyListRow struct {
-	TaskType string
-	FlowKey  string
-	KeyLimit int32
-	Blocking bool
-	Running  int64
-	Holding  int32
-	Waiting  int64
+	TaskType     string
+	FlowKey      string
+	KeyLimit     int32
+	Blocking     bool
+	RateLimit    int32
+	RateWindowUs int64
+	InWindow     int64
+	Running      int64
+	Holding      int32
+	Waiting      int64
 }
 
-// The keys with tasks in flight, with their running and waiting tasks.
+// The keys with tasks in flight, with their running and waiting tasks,
+// and the slots of their rate in use: started within the last window, or
+// held by a queued task.
 func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParams) ([]FlowKeyListRow, error) {
 	rows, err := db.QueryContext(ctx, flowKeyList, arg.Limit)
 	if err != nil {
@@ -69,6 +79,9 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 			&i.FlowKey,
 			&i.KeyLimit,
 			&i.Blocking,
+			&i.RateLimit,
+			&i.RateWindowUs,
+			&i.InWindow,
 			&i.Running,
 			&i.Holding,
 			&i.Waiting,
@@ -88,22 +101,28 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 
 const flowKeyUpsert = `-- name: FlowKeyUpsert :exec
 
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
-VALUES (?, ?, ?, ?, 1)
-ON DUPLICATE KEY UPDATE key_limit = ?, blocking = ?, version = version + 1
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
+VALUES (?, ?, ?, ?, ?, ?, 1)
+ON DUPLICATE KEY UPDATE key_limit = ?, blocking = ?,
+  rate_limit = ?, rate_window_us = ?, version = version + 1
 `
 
 type FlowKeyUpsertParams struct {
-	TaskType string
-	FlowKey  string
-	KeyLimit int32
-	Blocking bool
+	TaskType     string
+	FlowKey      string
+	KeyLimit     int32
+	Blocking     bool
+	RateLimit    int32
+	RateWindowUs int64
 }
 
 // Queries on concurrency keys: leasegen_flow_keys' rows and the slots of
 // the keyed tasks (migrations/mysql/0014_flow_keys.sql). A task holds a
 // slot of its key while QUEUED, RUNNING or CANCEL_REQUESTED, and while
-// FAILED when its key blocks on failure; it waits in WAITING for one.
+// FAILED when its key blocks on failure; it waits in WAITING for one. Its
+// flow_state (0015_rates.sql) is HOLDING in each of those four statuses,
+// so a locking read of a key's holders finds a task whose status changes
+// meanwhile.
 // Creates a key's row with its limit, or sets the stored row's; the row
 // stays locked until the transaction ends.
 func (q *Queries) FlowKeyUpsert(ctx context.Context, db DBTX, arg FlowKeyUpsertParams) error {
@@ -112,14 +131,18 @@ func (q *Queries) FlowKeyUpsert(ctx context.Context, db DBTX, arg FlowKeyUpsertP
 		arg.FlowKey,
 		arg.KeyLimit,
 		arg.Blocking,
+		arg.RateLimit,
+		arg.RateWindowUs,
 		arg.KeyLimit,
 		arg.Blocking,
+		arg.RateLimit,
+		arg.RateWindowUs,
 	)
 	return err
 }
 
 const flowKeysGet = `-- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
 WHERE task_type = ? AND flow_key IN (/*SLICE:flow_keys*/?)
 `
 
@@ -129,9 +152,11 @@ type FlowKeysGetParams struct {
 }
 
 type FlowKeysGetRow struct {
-	FlowKey  string
-	KeyLimit int32
-	Blocking bool
+	FlowKey      string
+	KeyLimit     int32
+	Blocking     bool
+	RateLimit    int32
+	RateWindowUs int64
 }
 
 func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParams) ([]FlowKeysGetRow, error) {
@@ -154,7 +179,13 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 	var items []FlowKeysGetRow
 	for rows.Next() {
 		var i FlowKeysGetRow
-		if err := rows.Scan(&i.FlowKey, &i.KeyLimit, &i.Blocking); err != nil {
+		if err := rows.Scan(
+			&i.FlowKey,
+			&i.KeyLimit,
+			&i.Blocking,
+			&i.RateLimit,
+			&i.RateWindowUs,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -169,10 +200,10 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 }
 
 const flowKeysHolders = `-- name: FlowKeysHolders :many
-SELECT flow_key, CAST(SUM(flow_status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(flow_status = 'FAILED') AS SIGNED) AS failed
+SELECT flow_key, CAST(SUM(status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(status = 'FAILED') AS SIGNED) AS failed
 FROM leasegen_tasks FORCE INDEX (leasegen_tasks_flow)
 WHERE flow_key IN (/*SLICE:flow_keys*/?) AND task_type = ?
-  AND flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
+  AND flow_state = 'HOLDING'
 GROUP BY flow_key
 LOCK IN SHARE MODE
 `
@@ -263,11 +294,14 @@ const flowKeysStalled = `-- name: FlowKeysStalled :many
 SELECT k.task_type, k.flow_key FROM leasegen_flow_keys k
 WHERE EXISTS (
     SELECT 1 FROM leasegen_tasks w FORCE INDEX (leasegen_tasks_flow)
-    WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_status = 'WAITING')
+    WHERE w.flow_key = k.flow_key AND w.task_type = k.task_type AND w.flow_state = 'WAITING')
   AND k.key_limit > (
     SELECT COUNT(*) FROM leasegen_tasks h FORCE INDEX (leasegen_tasks_flow)
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
-      AND h.flow_status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f FORCE INDEX (leasegen_tasks_flow) WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.flow_status = 'FAILED'), 0)
+      AND h.flow_state = 'HOLDING' AND h.status <> 'FAILED') + IF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f FORCE INDEX (leasegen_tasks_flow) WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.flow_state = 'HOLDING' AND f.status = 'FAILED'), 0)
+  AND (k.rate_limit = 0 OR k.rate_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks b FORCE INDEX (leasegen_tasks_flow)
+    WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.flow_state = 'HOLDING' AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
 LIMIT ?
 `
 
@@ -306,13 +340,226 @@ func (q *Queries) FlowKeysStalled(ctx context.Context, db DBTX, arg FlowKeysStal
 	return items, nil
 }
 
+const flowSlotUpsert = `-- name: FlowSlotUpsert :exec
+INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
+VALUES (?, ?, ?, ?, NULL)
+ON DUPLICATE KEY UPDATE window_us = ?
+`
+
+type FlowSlotUpsertParams struct {
+	TaskType string
+	FlowKey  string
+	Slot     int32
+	WindowUs int64
+}
+
+// Stores a slot a release hands to a task, with its rate's window.
+func (q *Queries) FlowSlotUpsert(ctx context.Context, db DBTX, arg FlowSlotUpsertParams) error {
+	_, err := db.ExecContext(ctx, flowSlotUpsert,
+		arg.TaskType,
+		arg.FlowKey,
+		arg.Slot,
+		arg.WindowUs,
+		arg.WindowUs,
+	)
+	return err
+}
+
+const flowSlotsGet = `-- name: FlowSlotsGet :many
+SELECT flow_key, slot, free_at FROM leasegen_flow_slots
+WHERE task_type = ? AND flow_key IN (/*SLICE:flow_keys*/?)
+LOCK IN SHARE MODE
+`
+
+type FlowSlotsGetParams struct {
+	TaskType string
+	FlowKeys []string
+}
+
+type FlowSlotsGetRow struct {
+	FlowKey string
+	Slot    int32
+	FreeAt  sql.NullTime
+}
+
+// The stored rate slots of keys, with when each may start a task again.
+func (q *Queries) FlowSlotsGet(ctx context.Context, db DBTX, arg FlowSlotsGetParams) ([]FlowSlotsGetRow, error) {
+	query := flowSlotsGet
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.TaskType)
+	if len(arg.FlowKeys) > 0 {
+		for _, v := range arg.FlowKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", strings.Repeat(",?", len(arg.FlowKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", "NULL", 1)
+	}
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowSlotsGetRow
+	for rows.Next() {
+		var i FlowSlotsGetRow
+		if err := rows.Scan(&i.FlowKey, &i.Slot, &i.FreeAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowSlotsPending = `-- name: FlowSlotsPending :many
+SELECT flow_key, CAST(flow_slot AS SIGNED) AS flow_slot
+FROM leasegen_tasks FORCE INDEX (leasegen_tasks_flow)
+WHERE flow_key IN (/*SLICE:flow_keys*/?) AND task_type = ?
+  AND flow_state = 'HOLDING' AND status = 'QUEUED' AND flow_slot IS NOT NULL
+LOCK IN SHARE MODE
+`
+
+type FlowSlotsPendingParams struct {
+	FlowKeys []sql.NullString
+	TaskType string
+}
+
+type FlowSlotsPendingRow struct {
+	FlowKey  sql.NullString
+	FlowSlot int64
+}
+
+// The rate slots of keys that their QUEUED tasks took and have not used
+// yet: a locking read, as FlowKeysHolders.
+func (q *Queries) FlowSlotsPending(ctx context.Context, db DBTX, arg FlowSlotsPendingParams) ([]FlowSlotsPendingRow, error) {
+	query := flowSlotsPending
+	var queryParams []interface{}
+	if len(arg.FlowKeys) > 0 {
+		for _, v := range arg.FlowKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", strings.Repeat(",?", len(arg.FlowKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.TaskType)
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowSlotsPendingRow
+	for rows.Next() {
+		var i FlowSlotsPendingRow
+		if err := rows.Scan(&i.FlowKey, &i.FlowSlot); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowSlotsPrune = `-- name: FlowSlotsPrune :execrows
+DELETE FROM leasegen_flow_slots
+WHERE flow_key <> '' AND free_at < NOW(3) - INTERVAL 1 MINUTE
+  AND NOT EXISTS (
+    SELECT 1 FROM leasegen_tasks b FORCE INDEX (leasegen_tasks_flow)
+    WHERE b.flow_key = leasegen_flow_slots.flow_key AND b.task_type = leasegen_flow_slots.task_type
+      AND b.flow_state = 'HOLDING' AND b.status = 'QUEUED' AND b.flow_slot = leasegen_flow_slots.slot)
+LIMIT ?
+`
+
+type FlowSlotsPruneParams struct {
+	Limit int32
+}
+
+// Deletes the free slots of keys that no QUEUED task holds, which a
+// release finds free when missing just as when stored.
+func (q *Queries) FlowSlotsPrune(ctx context.Context, db DBTX, arg FlowSlotsPruneParams) (int64, error) {
+	result, err := db.ExecContext(ctx, flowSlotsPrune, arg.Limit)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const flowSlotsStart = `-- name: FlowSlotsStart :execrows
+UPDATE leasegen_flow_slots s
+JOIN leasegen_tasks t ON s.task_type = t.task_type AND s.flow_key = t.flow_key AND s.slot = t.flow_slot
+SET s.free_at = NOW(3) + INTERVAL s.window_us MICROSECOND
+WHERE t.id IN (/*SLICE:ids*/?)
+`
+
+type FlowSlotsStartParams struct {
+	Ids []int64
+}
+
+// In a claim: the rate slots of the claimed tasks are free again a window
+// after this start.
+func (q *Queries) FlowSlotsStart(ctx context.Context, db DBTX, arg FlowSlotsStartParams) (int64, error) {
+	query := flowSlotsStart
+	var queryParams []interface{}
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	result, err := db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const flowTaskQueueInSlot = `-- name: FlowTaskQueueInSlot :execrows
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  flow_slot = ?,
+  available_at = GREATEST(available_at, COALESCE(?, available_at)),
+  due_priority = priority,
+  due_at = available_at,
+  updated_at = NOW(3)
+WHERE id = ? AND flow_state = 'WAITING'
+`
+
+type FlowTaskQueueInSlotParams struct {
+	FlowSlot sql.NullInt32
+	FreeAt   interface{}
+	ID       int64
+}
+
+// Gives a waiting task a slot of its key's concurrency and of its rate:
+// it becomes due when the rate slot is free again, at the earliest.
+func (q *Queries) FlowTaskQueueInSlot(ctx context.Context, db DBTX, arg FlowTaskQueueInSlotParams) (int64, error) {
+	result, err := db.ExecContext(ctx, flowTaskQueueInSlot, arg.FlowSlot, arg.FreeAt, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const flowTasksQueue = `-- name: FlowTasksQueue :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   due_priority = priority,
   due_at = available_at,
   updated_at = NOW(3)
-WHERE id IN (/*SLICE:ids*/?) AND flow_status = 'WAITING'
+WHERE id IN (/*SLICE:ids*/?) AND flow_state = 'WAITING'
 `
 
 type FlowTasksQueueParams struct {
@@ -369,4 +616,71 @@ func (q *Queries) FlowTasksWait(ctx context.Context, db DBTX, arg FlowTasksWaitP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const rateSlotsStart = `-- name: RateSlotsStart :exec
+UPDATE leasegen_flow_slots SET free_at = NOW(3) + INTERVAL window_us MICROSECOND
+WHERE task_type = ? AND flow_key = '' AND slot IN (/*SLICE:slots*/?)
+`
+
+type RateSlotsStartParams struct {
+	TaskType string
+	Slots    []int32
+}
+
+// In a claim: the type's slots it used are free again a window after
+// this start.
+func (q *Queries) RateSlotsStart(ctx context.Context, db DBTX, arg RateSlotsStartParams) error {
+	query := rateSlotsStart
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.TaskType)
+	if len(arg.Slots) > 0 {
+		for _, v := range arg.Slots {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:slots*/?", strings.Repeat(",?", len(arg.Slots))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:slots*/?", "NULL", 1)
+	}
+	_, err := db.ExecContext(ctx, query, queryParams...)
+	return err
+}
+
+const rateSlotsTake = `-- name: RateSlotsTake :many
+SELECT slot FROM leasegen_flow_slots
+WHERE task_type = ? AND flow_key = '' AND slot < ?
+  AND (free_at IS NULL OR free_at <= NOW(3))
+LIMIT ?
+FOR UPDATE SKIP LOCKED
+`
+
+type RateSlotsTakeParams struct {
+	TaskType  string
+	RateLimit int32
+	Limit     int32
+}
+
+// In a claim: up to lim free slots of a task type's rate, skipping those
+// another claim holds.
+func (q *Queries) RateSlotsTake(ctx context.Context, db DBTX, arg RateSlotsTakeParams) ([]int32, error) {
+	rows, err := db.QueryContext(ctx, rateSlotsTake, arg.TaskType, arg.RateLimit, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int32
+	for rows.Next() {
+		var slot int32
+		if err := rows.Scan(&slot); err != nil {
+			return nil, err
+		}
+		items = append(items, slot)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -34,11 +34,21 @@ type LeasegenCountTurn struct {
 }
 
 type LeasegenFlowKey struct {
+	TaskType     string
+	FlowKey      string
+	KeyLimit     int32
+	Blocking     bool
+	Version      int64
+	RateLimit    int32
+	RateWindowUs int64
+}
+
+type LeasegenFlowSlot struct {
 	TaskType string
 	FlowKey  string
-	KeyLimit int32
-	Blocking bool
-	Version  int64
+	Slot     int32
+	WindowUs int64
+	FreeAt   sql.NullTime
 }
 
 type LeasegenIdempotencyKey struct {
@@ -99,7 +109,8 @@ type LeasegenTask struct {
 	StartedAt      time.Time
 	Metadata       sql.NullString
 	FlowKey        sql.NullString
-	FlowStatus     sql.NullString
+	FlowSlot       sql.NullInt32
+	FlowState      sql.NullString
 }
 
 type LeasegenThroughput struct {

@@ -39,7 +39,7 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 
 const taskClaimLock = `-- name: TaskClaimLock :many
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, metadata, flow_key, NOW(3) AS claimed_at
+       max_attempts, owner_id, idempotency_key, metadata, flow_key, flow_slot, NOW(3) AS claimed_at
 FROM leasegen_tasks FORCE INDEX (PRIMARY)
 WHERE id IN (/*SLICE:ids*/?)
   AND status = 'QUEUED'
@@ -64,6 +64,7 @@ type TaskClaimLockRow struct {
 	IdempotencyKey sql.NullString
 	Metadata       sql.NullString
 	FlowKey        sql.NullString
+	FlowSlot       sql.NullInt32
 	ClaimedAt      time.Time
 }
 
@@ -103,6 +104,7 @@ func (q *Queries) TaskClaimLock(ctx context.Context, db DBTX, arg TaskClaimLockP
 			&i.IdempotencyKey,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 			&i.ClaimedAt,
 		); err != nil {
 			return nil, err
@@ -370,9 +372,11 @@ const taskFail = `-- name: TaskFail :execrows
 UPDATE leasegen_tasks SET
   due_at = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED', NOW(3),
               NOW(3) + INTERVAL ? MICROSECOND),
-  due_priority = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED', 0, priority),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR ? = 'FAILED' OR flow_slot IS NOT NULL, 0, priority),
   available_at = NOW(3) + INTERVAL ? MICROSECOND,
-  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', ?),
+  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED',
+              IF(? = 'QUEUED' AND flow_slot IS NOT NULL, 'WAITING', ?)),
+  flow_slot = NULL,
   last_error = ?,
   updated_at = NOW(3)
 WHERE id = ?
@@ -392,7 +396,8 @@ type TaskFailParams struct {
 }
 
 // next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
-// cancellation was requested ends CANCELLED either way. A retry is due
+// cancellation was requested ends CANCELLED either way. A task that used
+// a slot of its key's rate waits (WAITING) for another instead of QUEUED. A retry is due
 // after its backoff at its priority; a finished task when it finished.
 // MySQL assigns left to right (MariaDB's SIMULTANEOUS_ASSIGNMENT mode all
 // at once): status comes last, and no expression reads a column that the
@@ -403,6 +408,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 		arg.BackoffUs,
 		arg.NextStatus,
 		arg.BackoffUs,
+		arg.NextStatus,
 		arg.NextStatus,
 		arg.LastError,
 		arg.ID,
@@ -416,7 +422,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 }
 
 const taskGet = `-- name: TaskGet :one
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_status FROM leasegen_tasks WHERE id = ?
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_slot, flow_state FROM leasegen_tasks WHERE id = ?
 `
 
 type TaskGetParams struct {
@@ -448,7 +454,8 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.StartedAt,
 		&i.Metadata,
 		&i.FlowKey,
-		&i.FlowStatus,
+		&i.FlowSlot,
+		&i.FlowState,
 	)
 	return i, err
 }
@@ -616,7 +623,7 @@ func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) 
 }
 
 const taskList = `-- name: TaskList :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_status FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_slot, flow_state FROM leasegen_tasks
 WHERE (? = '' OR status = ?)
   AND (? = '' OR task_type = ?)
   AND (? = '' OR owner_id = ?)
@@ -688,7 +695,8 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.StartedAt,
 			&i.Metadata,
 			&i.FlowKey,
-			&i.FlowStatus,
+			&i.FlowSlot,
+			&i.FlowState,
 		); err != nil {
 			return nil, err
 		}
@@ -704,7 +712,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 }
 
 const taskListByOwner = `-- name: TaskListByOwner :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_status FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_slot, flow_state FROM leasegen_tasks
 WHERE owner_id = ? AND status IN (/*SLICE:statuses*/?)
 ORDER BY created_at DESC, id DESC
 LIMIT ?
@@ -759,7 +767,8 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.StartedAt,
 			&i.Metadata,
 			&i.FlowKey,
-			&i.FlowStatus,
+			&i.FlowSlot,
+			&i.FlowState,
 		); err != nil {
 			return nil, err
 		}
@@ -775,7 +784,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 }
 
 const taskListFinished = `-- name: TaskListFinished :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_status FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, owner_id, idempotency_key, last_error, result, created_at, updated_at, due_priority, due_at, lease_owner, started_at, metadata, flow_key, flow_slot, flow_state FROM leasegen_tasks
 WHERE status = ? AND due_priority = 0
   AND (? = '' OR task_type = ?)
   AND (due_at < ? OR (due_at = ? AND id < ?))
@@ -834,7 +843,8 @@ func (q *Queries) TaskListFinished(ctx context.Context, db DBTX, arg TaskListFin
 			&i.StartedAt,
 			&i.Metadata,
 			&i.FlowKey,
-			&i.FlowStatus,
+			&i.FlowSlot,
+			&i.FlowState,
 		); err != nil {
 			return nil, err
 		}
@@ -1022,14 +1032,16 @@ func (q *Queries) TaskRecoverCandidates(ctx context.Context, db DBTX, arg TaskRe
 const taskRecoverMark = `-- name: TaskRecoverMark :exec
 UPDATE leasegen_tasks SET
   due_at = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, NOW(3), available_at),
-  due_priority = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts, 0, priority),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR attempt - free_attempts >= max_attempts OR flow_slot IS NOT NULL, 0, priority),
   last_error = IF(status = 'CANCEL_REQUESTED', last_error,
                   CONCAT('lease expired: owner ', lease_owner, ', attempt ', attempt)),
   status = CASE
     WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+    WHEN attempt - free_attempts < max_attempts AND flow_slot IS NOT NULL THEN 'WAITING'
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
+  flow_slot = NULL,
   updated_at = NOW(3)
 WHERE id IN (/*SLICE:ids*/?)
   AND status IN ('RUNNING', 'CANCEL_REQUESTED')
@@ -1041,7 +1053,8 @@ type TaskRecoverMarkParams struct {
 }
 
 // Expired leases: CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED
-// while attempts remain, else FAILED. A requeued task is due at its
+// (WAITING when it used a slot of its key's rate) while attempts remain,
+// else FAILED. A requeued task is due at its
 // available_at, so it returns to its old place in the queue, not the back;
 // a finished one when it finished. Columns that read the old status come
 // before status.
@@ -1064,9 +1077,10 @@ const taskRelease = `-- name: TaskRelease :execrows
 UPDATE leasegen_tasks SET
   due_at = IF(status = 'CANCEL_REQUESTED', NOW(3),
               IF(? = 0, available_at, NOW(3) + INTERVAL ? MICROSECOND)),
-  due_priority = IF(status = 'CANCEL_REQUESTED', 0, priority),
+  due_priority = IF(status = 'CANCEL_REQUESTED' OR flow_slot IS NOT NULL, 0, priority),
   available_at = IF(? = 0, available_at, NOW(3) + INTERVAL ? MICROSECOND),
-  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
+  status = IF(status = 'CANCEL_REQUESTED', 'CANCELLED', IF(flow_slot IS NULL, 'QUEUED', 'WAITING')),
+  flow_slot = NULL,
   free_attempts = free_attempts + 1,
   updated_at = NOW(3)
 WHERE id = ?
@@ -1086,8 +1100,8 @@ type TaskReleaseParams struct {
 // Snooze and shutdown release: back to QUEUED after delay_us without using an
 // attempt (free_attempts rises with attempt, so attempt stays a fencing token).
 // With no delay the task keeps its place in the queue. A task whose
-// cancellation was requested ends CANCELLED instead. Ordered as in
-// TaskFail.
+// cancellation was requested ends CANCELLED instead; one that used a slot
+// of its key's rate waits for another. Ordered as in TaskFail.
 func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskRelease,
 		arg.DelayUs,

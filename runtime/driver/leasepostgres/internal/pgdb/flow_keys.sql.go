@@ -7,6 +7,7 @@ package pgdb
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/lib/pq"
 )
@@ -26,7 +27,12 @@ func (q *Queries) FlowKeyDelete(ctx context.Context, db DBTX, arg FlowKeyDeleteP
 }
 
 const flowKeyList = `-- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+  (SELECT COUNT(*) FROM leasegen_flow_slots s
+   WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
+     AND (s.free_at > now() OR EXISTS (
+       SELECT 1 FROM leasegen_tasks b
+       WHERE b.flow_key = s.flow_key AND b.task_type = s.task_type AND b.status = 'QUEUED' AND b.flow_slot = s.slot))) AS in_window,
   (SELECT COUNT(*) FROM leasegen_tasks r
    WHERE r.flow_key = k.flow_key AND r.task_type = k.task_type
      AND r.status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
@@ -45,13 +51,16 @@ type FlowKeyListParams struct {
 }
 
 type FlowKeyListRow struct {
-	TaskType string
-	FlowKey  string
-	KeyLimit int32
-	Blocking bool
-	Running  int64
-	Holding  int32
-	Waiting  int64
+	TaskType     string
+	FlowKey      string
+	KeyLimit     int32
+	Blocking     bool
+	RateLimit    int32
+	RateWindowUs int64
+	InWindow     int64
+	Running      int64
+	Holding      int32
+	Waiting      int64
 }
 
 func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParams) ([]FlowKeyListRow, error) {
@@ -68,6 +77,9 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 			&i.FlowKey,
 			&i.KeyLimit,
 			&i.Blocking,
+			&i.RateLimit,
+			&i.RateWindowUs,
+			&i.InWindow,
 			&i.Running,
 			&i.Holding,
 			&i.Waiting,
@@ -86,7 +98,7 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 }
 
 const flowKeysGet = `-- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
 WHERE task_type = $1 AND flow_key = ANY($2::text[])
 `
 
@@ -96,9 +108,11 @@ type FlowKeysGetParams struct {
 }
 
 type FlowKeysGetRow struct {
-	FlowKey  string
-	KeyLimit int32
-	Blocking bool
+	FlowKey      string
+	KeyLimit     int32
+	Blocking     bool
+	RateLimit    int32
+	RateWindowUs int64
 }
 
 func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParams) ([]FlowKeysGetRow, error) {
@@ -110,7 +124,13 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 	var items []FlowKeysGetRow
 	for rows.Next() {
 		var i FlowKeysGetRow
-		if err := rows.Scan(&i.FlowKey, &i.KeyLimit, &i.Blocking); err != nil {
+		if err := rows.Scan(
+			&i.FlowKey,
+			&i.KeyLimit,
+			&i.Blocking,
+			&i.RateLimit,
+			&i.RateWindowUs,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -195,6 +215,9 @@ WHERE EXISTS (
     SELECT COUNT(*) FROM leasegen_tasks h
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
       AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + CASE WHEN k.blocking THEN (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED') ELSE 0 END
+  AND (k.rate_limit = 0 OR k.rate_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks b
+    WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
 LIMIT $1
 `
 
@@ -232,21 +255,25 @@ func (q *Queries) FlowKeysStalled(ctx context.Context, db DBTX, arg FlowKeysStal
 
 const flowKeysUpsert = `-- name: FlowKeysUpsert :exec
 
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, 1
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window, 1
 FROM (
   SELECT unnest($1::text[]) AS task_type, unnest($2::text[]) AS flow_key,
-         unnest($3::integer[]) AS key_limit, unnest($4::boolean[]) AS blocking
+         unnest($3::integer[]) AS key_limit, unnest($4::boolean[]) AS blocking,
+         unnest($5::integer[]) AS rate_limit, unnest($6::bigint[]) AS rate_window
 ) AS k
 ON CONFLICT (task_type, flow_key) DO UPDATE
-SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, version = leasegen_flow_keys.version + 1
+SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, rate_limit = EXCLUDED.rate_limit,
+  rate_window_us = EXCLUDED.rate_window_us, version = leasegen_flow_keys.version + 1
 `
 
 type FlowKeysUpsertParams struct {
-	TaskTypes []string
-	FlowKeys  []string
-	KeyLimits []int32
-	Blockings []bool
+	TaskTypes   []string
+	FlowKeys    []string
+	KeyLimits   []int32
+	Blockings   []bool
+	RateLimits  []int32
+	RateWindows []int64
 }
 
 // Queries on concurrency keys (see queries/mysql/flow_keys.sql). The
@@ -264,8 +291,188 @@ func (q *Queries) FlowKeysUpsert(ctx context.Context, db DBTX, arg FlowKeysUpser
 		pq.Array(arg.FlowKeys),
 		pq.Array(arg.KeyLimits),
 		pq.Array(arg.Blockings),
+		pq.Array(arg.RateLimits),
+		pq.Array(arg.RateWindows),
 	)
 	return err
+}
+
+const flowSlotUpsert = `-- name: FlowSlotUpsert :exec
+INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
+VALUES ($1, $2, $3, $4, NULL)
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us
+`
+
+type FlowSlotUpsertParams struct {
+	TaskType string
+	FlowKey  string
+	Slot     int32
+	WindowUs int64
+}
+
+// Stores a slot a release hands to a task, with its rate's window.
+func (q *Queries) FlowSlotUpsert(ctx context.Context, db DBTX, arg FlowSlotUpsertParams) error {
+	_, err := db.ExecContext(ctx, flowSlotUpsert,
+		arg.TaskType,
+		arg.FlowKey,
+		arg.Slot,
+		arg.WindowUs,
+	)
+	return err
+}
+
+const flowSlotsGet = `-- name: FlowSlotsGet :many
+SELECT flow_key, slot, free_at FROM leasegen_flow_slots
+WHERE task_type = $1 AND flow_key = ANY($2::text[])
+`
+
+type FlowSlotsGetParams struct {
+	TaskType string
+	FlowKeys []string
+}
+
+type FlowSlotsGetRow struct {
+	FlowKey string
+	Slot    int32
+	FreeAt  sql.NullTime
+}
+
+// The stored rate slots of keys, with when each may start a task again.
+func (q *Queries) FlowSlotsGet(ctx context.Context, db DBTX, arg FlowSlotsGetParams) ([]FlowSlotsGetRow, error) {
+	rows, err := db.QueryContext(ctx, flowSlotsGet, arg.TaskType, pq.Array(arg.FlowKeys))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowSlotsGetRow
+	for rows.Next() {
+		var i FlowSlotsGetRow
+		if err := rows.Scan(&i.FlowKey, &i.Slot, &i.FreeAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowSlotsPending = `-- name: FlowSlotsPending :many
+SELECT flow_key::text AS flow_key, flow_slot::integer AS flow_slot
+FROM leasegen_tasks
+WHERE flow_key = ANY($1::text[]) AND task_type = $2
+  AND status = 'QUEUED' AND flow_slot IS NOT NULL
+`
+
+type FlowSlotsPendingParams struct {
+	FlowKeys []string
+	TaskType string
+}
+
+type FlowSlotsPendingRow struct {
+	FlowKey  string
+	FlowSlot int32
+}
+
+// The rate slots of keys that their QUEUED tasks took and have not used
+// yet.
+func (q *Queries) FlowSlotsPending(ctx context.Context, db DBTX, arg FlowSlotsPendingParams) ([]FlowSlotsPendingRow, error) {
+	rows, err := db.QueryContext(ctx, flowSlotsPending, pq.Array(arg.FlowKeys), arg.TaskType)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowSlotsPendingRow
+	for rows.Next() {
+		var i FlowSlotsPendingRow
+		if err := rows.Scan(&i.FlowKey, &i.FlowSlot); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowSlotsPrune = `-- name: FlowSlotsPrune :execrows
+DELETE FROM leasegen_flow_slots s
+WHERE (s.task_type, s.flow_key, s.slot) IN (
+  SELECT p.task_type, p.flow_key, p.slot FROM leasegen_flow_slots p
+  WHERE p.flow_key <> '' AND p.free_at < now() - interval '1 minute'
+    AND NOT EXISTS (
+      SELECT 1 FROM leasegen_tasks b
+      WHERE b.flow_key = p.flow_key AND b.task_type = p.task_type
+        AND b.status = 'QUEUED' AND b.flow_slot = p.slot)
+  LIMIT $1)
+`
+
+type FlowSlotsPruneParams struct {
+	Limit int32
+}
+
+// Deletes the free slots of keys that no QUEUED task holds, which a
+// release finds free when missing just as when stored.
+func (q *Queries) FlowSlotsPrune(ctx context.Context, db DBTX, arg FlowSlotsPruneParams) (int64, error) {
+	result, err := db.ExecContext(ctx, flowSlotsPrune, arg.Limit)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const flowSlotsStart = `-- name: FlowSlotsStart :execrows
+UPDATE leasegen_flow_slots s SET free_at = now() + s.window_us * interval '1 microsecond'
+FROM leasegen_tasks t
+WHERE t.id = ANY($1::bigint[])
+  AND s.task_type = t.task_type AND s.flow_key = t.flow_key AND s.slot = t.flow_slot
+`
+
+type FlowSlotsStartParams struct {
+	Ids []int64
+}
+
+// In a claim under limits (leasegen_claim does the same): the rate slots
+// of the claimed tasks are free again a window after this start.
+func (q *Queries) FlowSlotsStart(ctx context.Context, db DBTX, arg FlowSlotsStartParams) (int64, error) {
+	result, err := db.ExecContext(ctx, flowSlotsStart, pq.Array(arg.Ids))
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const flowTaskQueueInSlot = `-- name: FlowTaskQueueInSlot :execrows
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  flow_slot = $1,
+  available_at = GREATEST(available_at, COALESCE($2::timestamptz, available_at)),
+  updated_at = now()
+WHERE id = $3 AND status = 'WAITING'
+`
+
+type FlowTaskQueueInSlotParams struct {
+	FlowSlot sql.NullInt32
+	FreeAt   sql.NullTime
+	ID       int64
+}
+
+// Gives a waiting task a slot of its key's concurrency and of its rate:
+// it becomes due when the rate slot is free again, at the earliest.
+func (q *Queries) FlowTaskQueueInSlot(ctx context.Context, db DBTX, arg FlowTaskQueueInSlotParams) (int64, error) {
+	result, err := db.ExecContext(ctx, flowTaskQueueInSlot, arg.FlowSlot, arg.FreeAt, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const flowTasksQueue = `-- name: FlowTasksQueue :execrows
@@ -304,4 +511,80 @@ func (q *Queries) FlowTasksWait(ctx context.Context, db DBTX, arg FlowTasksWaitP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const rateSlotsEnsure = `-- name: RateSlotsEnsure :exec
+INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
+SELECT $1::text, '', g.n, $2::bigint, NULL::timestamptz
+FROM generate_series(0, $3::integer - 1) AS g(n)
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us
+`
+
+type RateSlotsEnsureParams struct {
+	TaskType  string
+	WindowUs  int64
+	RateLimit int32
+}
+
+// Creates the slots 0..rate_limit-1 of a task type's rate with its
+// window (a worker does at start).
+func (q *Queries) RateSlotsEnsure(ctx context.Context, db DBTX, arg RateSlotsEnsureParams) error {
+	_, err := db.ExecContext(ctx, rateSlotsEnsure, arg.TaskType, arg.WindowUs, arg.RateLimit)
+	return err
+}
+
+const rateSlotsStart = `-- name: RateSlotsStart :exec
+UPDATE leasegen_flow_slots SET free_at = now() + window_us * interval '1 microsecond'
+WHERE task_type = $1 AND flow_key = '' AND slot = ANY($2::integer[])
+`
+
+type RateSlotsStartParams struct {
+	TaskType string
+	Slots    []int32
+}
+
+// In a claim: the type's slots it used are free again a window after
+// this start.
+func (q *Queries) RateSlotsStart(ctx context.Context, db DBTX, arg RateSlotsStartParams) error {
+	_, err := db.ExecContext(ctx, rateSlotsStart, arg.TaskType, pq.Array(arg.Slots))
+	return err
+}
+
+const rateSlotsTake = `-- name: RateSlotsTake :many
+SELECT slot FROM leasegen_flow_slots
+WHERE task_type = $1 AND flow_key = '' AND slot < $2
+  AND (free_at IS NULL OR free_at <= now())
+LIMIT $3
+FOR UPDATE SKIP LOCKED
+`
+
+type RateSlotsTakeParams struct {
+	TaskType  string
+	RateLimit int32
+	Lim       int32
+}
+
+// In a claim: up to lim free slots of a task type's rate, skipping those
+// another claim holds.
+func (q *Queries) RateSlotsTake(ctx context.Context, db DBTX, arg RateSlotsTakeParams) ([]int32, error) {
+	rows, err := db.QueryContext(ctx, rateSlotsTake, arg.TaskType, arg.RateLimit, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int32
+	for rows.Next() {
+		var slot int32
+		if err := rows.Scan(&slot); err != nil {
+			return nil, err
+		}
+		items = append(items, slot)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

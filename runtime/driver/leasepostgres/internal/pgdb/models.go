@@ -34,11 +34,21 @@ type LeasegenCountTurn struct {
 }
 
 type LeasegenFlowKey struct {
+	TaskType     string
+	FlowKey      string
+	KeyLimit     int32
+	Blocking     bool
+	Version      int64
+	RateLimit    int32
+	RateWindowUs int64
+}
+
+type LeasegenFlowSlot struct {
 	TaskType string
 	FlowKey  string
-	KeyLimit int32
-	Blocking bool
-	Version  int64
+	Slot     int32
+	WindowUs int64
+	FreeAt   sql.NullTime
 }
 
 type LeasegenIdempotencyKey struct {
@@ -98,6 +108,7 @@ type LeasegenTask struct {
 	FinishedAt     sql.NullTime
 	Metadata       sql.NullString
 	FlowKey        sql.NullString
+	FlowSlot       sql.NullInt32
 }
 
 type LeasegenThroughput struct {

@@ -38,7 +38,7 @@ func (q *Queries) TaskCancelRequest(ctx context.Context, db DBTX, arg TaskCancel
 
 const taskClaim = `-- name: TaskClaim :many
 SELECT c.id, c.task_type, c.payload, c.priority, c.available_at, c.attempt, c.free_attempts,
-  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.flow_key, c.started_at
+  c.max_attempts, c.owner_id, c.idempotency_key, c.metadata, c.flow_key, c.flow_slot, c.started_at
 FROM leasegen_claim($1::text, $2::text[], $3::integer,
   $4::bigint, $5::text[], $6::bigint[]) c
 `
@@ -65,6 +65,7 @@ type TaskClaimRow struct {
 	IdempotencyKey sql.NullString
 	Metadata       sql.NullString
 	FlowKey        sql.NullString
+	FlowSlot       sql.NullInt32
 	StartedAt      sql.NullTime
 }
 
@@ -100,6 +101,7 @@ func (q *Queries) TaskClaim(ctx context.Context, db DBTX, arg TaskClaimParams) (
 			&i.IdempotencyKey,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 			&i.StartedAt,
 		); err != nil {
 			return nil, err
@@ -117,7 +119,7 @@ func (q *Queries) TaskClaim(ctx context.Context, db DBTX, arg TaskClaimParams) (
 
 const taskClaimCandidates = `-- name: TaskClaimCandidates :many
 SELECT t.id, t.task_type, t.payload, t.priority, t.available_at, t.attempt, t.free_attempts,
-       t.max_attempts, t.owner_id, t.idempotency_key, t.metadata, t.flow_key, now()::timestamptz AS claimed_at
+       t.max_attempts, t.owner_id, t.idempotency_key, t.metadata, t.flow_key, t.flow_slot, now()::timestamptz AS claimed_at
 FROM leasegen_tasks t
 WHERE t.status = 'QUEUED'
   AND t.task_type = ANY($1::text[])
@@ -146,6 +148,7 @@ type TaskClaimCandidatesRow struct {
 	IdempotencyKey sql.NullString
 	Metadata       sql.NullString
 	FlowKey        sql.NullString
+	FlowSlot       sql.NullInt32
 	ClaimedAt      time.Time
 }
 
@@ -174,6 +177,7 @@ func (q *Queries) TaskClaimCandidates(ctx context.Context, db DBTX, arg TaskClai
 			&i.IdempotencyKey,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 			&i.ClaimedAt,
 		); err != nil {
 			return nil, err
@@ -455,7 +459,10 @@ const taskFail = `-- name: TaskFail :execrows
 UPDATE leasegen_tasks SET
   finished_at = CASE WHEN status = 'CANCEL_REQUESTED' OR $1::text = 'FAILED' THEN now() ELSE NULL END,
   available_at = now() + $2::bigint * interval '1 microsecond',
-  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED' ELSE $1::text END,
+  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+                WHEN $1::text = 'QUEUED' AND flow_slot IS NOT NULL THEN 'WAITING'
+                ELSE $1::text END,
+  flow_slot = NULL,
   last_error = $3,
   updated_at = now()
 WHERE id = $4
@@ -475,7 +482,8 @@ type TaskFailParams struct {
 }
 
 // next_status is QUEUED (retry after backoff_us) or FAILED; a task whose
-// cancellation was requested ends CANCELLED either way.
+// cancellation was requested ends CANCELLED either way. A task that used
+// a slot of its key's rate waits (WAITING) for another instead of QUEUED.
 func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskFail,
 		arg.NextStatus,
@@ -492,7 +500,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 }
 
 const taskGet = `-- name: TaskGet :one
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key FROM leasegen_tasks WHERE id = $1
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key, flow_slot FROM leasegen_tasks WHERE id = $1
 `
 
 type TaskGetParams struct {
@@ -524,6 +532,7 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.FinishedAt,
 		&i.Metadata,
 		&i.FlowKey,
+		&i.FlowSlot,
 	)
 	return i, err
 }
@@ -741,7 +750,7 @@ func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) 
 }
 
 const taskList = `-- name: TaskList :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key, flow_slot FROM leasegen_tasks
 WHERE ($1::text = '' OR status = $1::text)
   AND ($2::text = '' OR task_type = $2::text)
   AND ($3::text = '' OR owner_id = $3::text)
@@ -806,6 +815,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.FinishedAt,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 		); err != nil {
 			return nil, err
 		}
@@ -821,7 +831,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 }
 
 const taskListByOwner = `-- name: TaskListByOwner :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key, flow_slot FROM leasegen_tasks
 WHERE owner_id = $1 AND owner_id <> '' AND status = ANY($2::text[])
 ORDER BY created_at DESC, id DESC
 LIMIT $3
@@ -865,6 +875,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.FinishedAt,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 		); err != nil {
 			return nil, err
 		}
@@ -880,7 +891,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 }
 
 const taskListFinished = `-- name: TaskListFinished :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, lease_until, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, finished_at, metadata, flow_key, flow_slot FROM leasegen_tasks
 WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = $1::text
   AND ($2::text = '' OR task_type = $2::text)
   AND (finished_at < $3::timestamptz OR (finished_at = $3::timestamptz AND id < $4::bigint))
@@ -936,6 +947,7 @@ func (q *Queries) TaskListFinished(ctx context.Context, db DBTX, arg TaskListFin
 			&i.FinishedAt,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 		); err != nil {
 			return nil, err
 		}
@@ -1057,9 +1069,11 @@ UPDATE leasegen_tasks u SET
                     ELSE 'lease expired: owner ' || u.lease_owner || ', attempt ' || u.attempt END,
   status = CASE
     WHEN u.status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+    WHEN u.attempt - u.free_attempts < u.max_attempts AND u.flow_slot IS NOT NULL THEN 'WAITING'
     WHEN u.attempt - u.free_attempts < u.max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
+  flow_slot = NULL,
   updated_at = now()
 FROM expired
 WHERE u.id = expired.id
@@ -1082,7 +1096,8 @@ type TaskRecoverRow struct {
 
 // Expired leases, up to lim, skipping rows another recoverer holds:
 // CANCEL_REQUESTED ends CANCELLED; RUNNING goes back to QUEUED at its old
-// place while attempts remain, else FAILED. The running rows are few, so
+// place (WAITING when it used a slot of its key's rate) while attempts
+// remain, else FAILED. The running rows are few, so
 // checking lease_until on each is cheap.
 func (q *Queries) TaskRecover(ctx context.Context, db DBTX, arg TaskRecoverParams) ([]TaskRecoverRow, error) {
 	rows, err := db.QueryContext(ctx, taskRecover, arg.Lim)
@@ -1119,7 +1134,8 @@ UPDATE leasegen_tasks SET
   finished_at = CASE WHEN status = 'CANCEL_REQUESTED' THEN now() ELSE NULL END,
   available_at = CASE WHEN $1::bigint = 0 THEN available_at
                       ELSE now() + $1::bigint * interval '1 microsecond' END,
-  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED' ELSE 'QUEUED' END,
+  status = CASE WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED' WHEN flow_slot IS NOT NULL THEN 'WAITING' ELSE 'QUEUED' END,
+  flow_slot = NULL,
   free_attempts = free_attempts + 1,
   updated_at = now()
 WHERE id = $2
@@ -1138,7 +1154,8 @@ type TaskReleaseParams struct {
 
 // Snooze and shutdown release: QUEUED after delay_us without using an
 // attempt; with no delay the task keeps its place in the queue. A task
-// whose cancellation was requested ends CANCELLED instead.
+// whose cancellation was requested ends CANCELLED instead; one that used
+// a slot of its key's rate waits for another.
 func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskRelease,
 		arg.DelayUs,
@@ -1155,7 +1172,8 @@ func (q *Queries) TaskRelease(ctx context.Context, db DBTX, arg TaskReleaseParam
 const taskReleaseUnstarted = `-- name: TaskReleaseUnstarted :execrows
 UPDATE leasegen_tasks t SET
   finished_at = CASE WHEN t.status = 'CANCEL_REQUESTED' THEN now() ELSE NULL END,
-  status = CASE WHEN t.status = 'CANCEL_REQUESTED' THEN 'CANCELLED' ELSE 'QUEUED' END,
+  status = CASE WHEN t.status = 'CANCEL_REQUESTED' THEN 'CANCELLED' WHEN t.flow_slot IS NOT NULL THEN 'WAITING' ELSE 'QUEUED' END,
+  flow_slot = NULL,
   free_attempts = t.free_attempts + 1,
   updated_at = now()
 FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::integer[]) AS attempt) AS r

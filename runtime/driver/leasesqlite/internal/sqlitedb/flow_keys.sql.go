@@ -26,7 +26,12 @@ func (q *Queries) FlowKeyDelete(ctx context.Context, db DBTX, arg FlowKeyDeleteP
 }
 
 const flowKeyList = `-- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+  (SELECT COUNT(*) FROM leasegen_flow_slots s
+   WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
+     AND (s.free_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) OR EXISTS (
+       SELECT 1 FROM leasegen_tasks b
+       WHERE b.flow_key = s.flow_key AND b.task_type = s.task_type AND b.status = 'QUEUED' AND b.flow_slot = s.slot))) AS in_window,
   (SELECT COUNT(*) FROM leasegen_tasks r
    WHERE r.flow_key = k.flow_key AND r.task_type = k.task_type
      AND r.status IN ('RUNNING', 'CANCEL_REQUESTED')) AS running,
@@ -45,13 +50,16 @@ type FlowKeyListParams struct {
 }
 
 type FlowKeyListRow struct {
-	TaskType string
-	FlowKey  string
-	KeyLimit int64
-	Blocking int64
-	Running  int64
-	Holding  int64
-	Waiting  int64
+	TaskType     string
+	FlowKey      string
+	KeyLimit     int64
+	Blocking     int64
+	RateLimit    int64
+	RateWindowUs int64
+	InWindow     int64
+	Running      int64
+	Holding      int64
+	Waiting      int64
 }
 
 func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParams) ([]FlowKeyListRow, error) {
@@ -68,6 +76,9 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 			&i.FlowKey,
 			&i.KeyLimit,
 			&i.Blocking,
+			&i.RateLimit,
+			&i.RateWindowUs,
+			&i.InWindow,
 			&i.Running,
 			&i.Holding,
 			&i.Waiting,
@@ -87,17 +98,20 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 
 const flowKeyUpsert = `-- name: FlowKeyUpsert :exec
 
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, version)
-VALUES (?1, ?2, ?3, ?4, 1)
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)
 ON CONFLICT (task_type, flow_key) DO UPDATE
-SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, version = leasegen_flow_keys.version + 1
+SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, rate_limit = EXCLUDED.rate_limit,
+  rate_window_us = EXCLUDED.rate_window_us, version = leasegen_flow_keys.version + 1
 `
 
 type FlowKeyUpsertParams struct {
-	TaskType string
-	FlowKey  string
-	KeyLimit int64
-	Blocking int64
+	TaskType     string
+	FlowKey      string
+	KeyLimit     int64
+	Blocking     int64
+	RateLimit    int64
+	RateWindowUs int64
 }
 
 // Queries on concurrency keys (see queries/mysql/flow_keys.sql). SQLite
@@ -111,12 +125,14 @@ func (q *Queries) FlowKeyUpsert(ctx context.Context, db DBTX, arg FlowKeyUpsertP
 		arg.FlowKey,
 		arg.KeyLimit,
 		arg.Blocking,
+		arg.RateLimit,
+		arg.RateWindowUs,
 	)
 	return err
 }
 
 const flowKeysGet = `-- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
 WHERE task_type = ?1 AND flow_key IN (/*SLICE:flow_keys*/?)
 `
 
@@ -126,9 +142,11 @@ type FlowKeysGetParams struct {
 }
 
 type FlowKeysGetRow struct {
-	FlowKey  string
-	KeyLimit int64
-	Blocking int64
+	FlowKey      string
+	KeyLimit     int64
+	Blocking     int64
+	RateLimit    int64
+	RateWindowUs int64
 }
 
 func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParams) ([]FlowKeysGetRow, error) {
@@ -151,7 +169,13 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 	var items []FlowKeysGetRow
 	for rows.Next() {
 		var i FlowKeysGetRow
-		if err := rows.Scan(&i.FlowKey, &i.KeyLimit, &i.Blocking); err != nil {
+		if err := rows.Scan(
+			&i.FlowKey,
+			&i.KeyLimit,
+			&i.Blocking,
+			&i.RateLimit,
+			&i.RateWindowUs,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -258,6 +282,9 @@ WHERE EXISTS (
     SELECT COUNT(*) FROM leasegen_tasks h
     WHERE h.flow_key = k.flow_key AND h.task_type = k.task_type
       AND h.status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED')) + IIF(k.blocking, (SELECT COUNT(*) FROM leasegen_tasks f WHERE f.flow_key = k.flow_key AND f.task_type = k.task_type AND f.status = 'FAILED'), 0)
+  AND (k.rate_limit = 0 OR k.rate_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks b
+    WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
 LIMIT ?
 `
 
@@ -291,6 +318,217 @@ func (q *Queries) FlowKeysStalled(ctx context.Context, db DBTX, arg FlowKeysStal
 		return nil, err
 	}
 	return items, nil
+}
+
+const flowSlotUpsert = `-- name: FlowSlotUpsert :exec
+INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
+VALUES (?1, ?2, ?3, ?4, NULL)
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us
+`
+
+type FlowSlotUpsertParams struct {
+	TaskType string
+	FlowKey  string
+	Slot     int64
+	WindowUs int64
+}
+
+// Stores a slot a release hands to a task, with its rate's window.
+func (q *Queries) FlowSlotUpsert(ctx context.Context, db DBTX, arg FlowSlotUpsertParams) error {
+	_, err := db.ExecContext(ctx, flowSlotUpsert,
+		arg.TaskType,
+		arg.FlowKey,
+		arg.Slot,
+		arg.WindowUs,
+	)
+	return err
+}
+
+const flowSlotsGet = `-- name: FlowSlotsGet :many
+SELECT flow_key, slot, free_at FROM leasegen_flow_slots
+WHERE task_type = ?1 AND flow_key IN (/*SLICE:flow_keys*/?)
+`
+
+type FlowSlotsGetParams struct {
+	TaskType string
+	FlowKeys []string
+}
+
+type FlowSlotsGetRow struct {
+	FlowKey string
+	Slot    int64
+	FreeAt  sql.NullInt64
+}
+
+// The stored rate slots of keys, with when each may start a task again.
+func (q *Queries) FlowSlotsGet(ctx context.Context, db DBTX, arg FlowSlotsGetParams) ([]FlowSlotsGetRow, error) {
+	query := flowSlotsGet
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.TaskType)
+	if len(arg.FlowKeys) > 0 {
+		for _, v := range arg.FlowKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", strings.Repeat(",?", len(arg.FlowKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", "NULL", 1)
+	}
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowSlotsGetRow
+	for rows.Next() {
+		var i FlowSlotsGetRow
+		if err := rows.Scan(&i.FlowKey, &i.Slot, &i.FreeAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowSlotsPending = `-- name: FlowSlotsPending :many
+SELECT CAST(flow_key AS TEXT) AS flow_key, CAST(flow_slot AS INTEGER) AS flow_slot
+FROM leasegen_tasks
+WHERE task_type = ?1 AND flow_key IN (/*SLICE:flow_keys*/?)
+  AND status = 'QUEUED' AND flow_slot IS NOT NULL
+`
+
+type FlowSlotsPendingParams struct {
+	TaskType string
+	FlowKeys []sql.NullString
+}
+
+type FlowSlotsPendingRow struct {
+	FlowKey  string
+	FlowSlot int64
+}
+
+// The rate slots of keys that their QUEUED tasks took and have not used
+// yet.
+func (q *Queries) FlowSlotsPending(ctx context.Context, db DBTX, arg FlowSlotsPendingParams) ([]FlowSlotsPendingRow, error) {
+	query := flowSlotsPending
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.TaskType)
+	if len(arg.FlowKeys) > 0 {
+		for _, v := range arg.FlowKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", strings.Repeat(",?", len(arg.FlowKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:flow_keys*/?", "NULL", 1)
+	}
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FlowSlotsPendingRow
+	for rows.Next() {
+		var i FlowSlotsPendingRow
+		if err := rows.Scan(&i.FlowKey, &i.FlowSlot); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowSlotsPrune = `-- name: FlowSlotsPrune :execrows
+DELETE FROM leasegen_flow_slots
+WHERE rowid IN (
+  SELECT p.rowid FROM leasegen_flow_slots p
+  WHERE p.flow_key <> '' AND p.free_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - 60000
+    AND NOT EXISTS (
+      SELECT 1 FROM leasegen_tasks b
+      WHERE b.flow_key = p.flow_key AND b.task_type = p.task_type
+        AND b.status = 'QUEUED' AND b.flow_slot = p.slot)
+  LIMIT ?)
+`
+
+type FlowSlotsPruneParams struct {
+	Limit int64
+}
+
+// Deletes the free slots of keys that no QUEUED task holds, which a
+// release finds free when missing just as when stored.
+func (q *Queries) FlowSlotsPrune(ctx context.Context, db DBTX, arg FlowSlotsPruneParams) (int64, error) {
+	result, err := db.ExecContext(ctx, flowSlotsPrune, arg.Limit)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const flowSlotsStart = `-- name: FlowSlotsStart :execrows
+UPDATE leasegen_flow_slots SET free_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + window_us / 1000
+WHERE (task_type, flow_key, slot) IN (
+  SELECT t.task_type, t.flow_key, t.flow_slot FROM leasegen_tasks t
+  WHERE t.id IN (/*SLICE:ids*/?) AND t.flow_slot IS NOT NULL)
+`
+
+type FlowSlotsStartParams struct {
+	Ids []int64
+}
+
+// In a claim: the rate slots of the claimed tasks are free again a window
+// after this start.
+func (q *Queries) FlowSlotsStart(ctx context.Context, db DBTX, arg FlowSlotsStartParams) (int64, error) {
+	query := flowSlotsStart
+	var queryParams []interface{}
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	result, err := db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const flowTaskQueueInSlot = `-- name: FlowTaskQueueInSlot :execrows
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  flow_slot = ?1,
+  available_at = MAX(available_at, COALESCE(?2, available_at)),
+  due_at = MAX(available_at, COALESCE(?2, available_at)),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+WHERE id = ?3 AND status = 'WAITING'
+`
+
+type FlowTaskQueueInSlotParams struct {
+	FlowSlot sql.NullInt64
+	FreeAt   interface{}
+	ID       int64
+}
+
+// Gives a waiting task a slot of its key's concurrency and of its rate:
+// it becomes due when the rate slot is free again, at the earliest.
+func (q *Queries) FlowTaskQueueInSlot(ctx context.Context, db DBTX, arg FlowTaskQueueInSlotParams) (int64, error) {
+	result, err := db.ExecContext(ctx, flowTaskQueueInSlot, arg.FlowSlot, arg.FreeAt, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const flowTasksQueue = `-- name: FlowTasksQueue :execrows
@@ -347,4 +585,70 @@ func (q *Queries) FlowTasksWait(ctx context.Context, db DBTX, arg FlowTasksWaitP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const rateSlotsStart = `-- name: RateSlotsStart :exec
+UPDATE leasegen_flow_slots SET free_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + window_us / 1000
+WHERE task_type = ?1 AND flow_key = '' AND slot IN (/*SLICE:slots*/?)
+`
+
+type RateSlotsStartParams struct {
+	TaskType string
+	Slots    []int64
+}
+
+// In a claim: the type's slots it used are free again a window after
+// this start.
+func (q *Queries) RateSlotsStart(ctx context.Context, db DBTX, arg RateSlotsStartParams) error {
+	query := rateSlotsStart
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.TaskType)
+	if len(arg.Slots) > 0 {
+		for _, v := range arg.Slots {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:slots*/?", strings.Repeat(",?", len(arg.Slots))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:slots*/?", "NULL", 1)
+	}
+	_, err := db.ExecContext(ctx, query, queryParams...)
+	return err
+}
+
+const rateSlotsTake = `-- name: RateSlotsTake :many
+SELECT slot FROM leasegen_flow_slots
+WHERE task_type = ?1 AND flow_key = '' AND slot < ?2
+  AND (free_at IS NULL OR free_at <= (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
+LIMIT ?3
+`
+
+type RateSlotsTakeParams struct {
+	TaskType  string
+	RateLimit int64
+	Lim       int64
+}
+
+// In a claim: up to lim free slots of a task type's rate (the claim holds
+// the write lock).
+func (q *Queries) RateSlotsTake(ctx context.Context, db DBTX, arg RateSlotsTakeParams) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, rateSlotsTake, arg.TaskType, arg.RateLimit, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var slot int64
+		if err := rows.Scan(&slot); err != nil {
+			return nil, err
+		}
+		items = append(items, slot)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -33,11 +33,21 @@ type LeasegenCountTurn struct {
 }
 
 type LeasegenFlowKey struct {
+	TaskType     string
+	FlowKey      string
+	KeyLimit     int64
+	Blocking     int64
+	Version      int64
+	RateLimit    int64
+	RateWindowUs int64
+}
+
+type LeasegenFlowSlot struct {
 	TaskType string
 	FlowKey  string
-	KeyLimit int64
-	Blocking int64
-	Version  int64
+	Slot     int64
+	WindowUs int64
+	FreeAt   sql.NullInt64
 }
 
 type LeasegenIdempotencyKey struct {
@@ -92,6 +102,7 @@ type LeasegenTask struct {
 	DueAt          int64
 	Metadata       sql.NullString
 	FlowKey        sql.NullString
+	FlowSlot       sql.NullInt64
 }
 
 type LeasegenThroughput struct {

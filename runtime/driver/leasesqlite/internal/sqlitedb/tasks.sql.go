@@ -68,7 +68,7 @@ func (q *Queries) TaskClaimMark(ctx context.Context, db DBTX, arg TaskClaimMarkP
 
 const taskClaimScan = `-- name: TaskClaimScan :many
 SELECT id, task_type, payload, priority, available_at, attempt, free_attempts,
-       max_attempts, owner_id, idempotency_key, metadata, flow_key, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
+       max_attempts, owner_id, idempotency_key, metadata, flow_key, flow_slot, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) AS scanned_at
 FROM leasegen_tasks
 WHERE status = 'QUEUED'
   AND leasegen_tasks.task_type IN (/*SLICE:task_types*/?)
@@ -96,6 +96,7 @@ type TaskClaimScanRow struct {
 	IdempotencyKey sql.NullString
 	Metadata       sql.NullString
 	FlowKey        sql.NullString
+	FlowSlot       sql.NullInt64
 	ScannedAt      int64
 }
 
@@ -138,6 +139,7 @@ func (q *Queries) TaskClaimScan(ctx context.Context, db DBTX, arg TaskClaimScanP
 			&i.IdempotencyKey,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 			&i.ScannedAt,
 		); err != nil {
 			return nil, err
@@ -299,7 +301,9 @@ const taskFail = `-- name: TaskFail :execrows
 UPDATE leasegen_tasks SET
   due_at = IIF(status = 'CANCEL_REQUESTED' OR ?1 = 'FAILED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
                (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?2),
-  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', ?1),
+  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED',
+               IIF(?1 = 'QUEUED' AND flow_slot IS NOT NULL, 'WAITING', ?1)),
+  flow_slot = NULL,
   available_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?2,
   last_error = ?3,
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
@@ -320,7 +324,8 @@ type TaskFailParams struct {
 }
 
 // next_status is QUEUED (retry after backoff_ms) or FAILED; a task whose
-// cancellation was requested ends CANCELLED either way. SQLite's SET reads
+// cancellation was requested ends CANCELLED either way, and one that used
+// a slot of its key's rate waits (WAITING) for another. SQLite's SET reads
 // the old row.
 func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskFail,
@@ -338,7 +343,7 @@ func (q *Queries) TaskFail(ctx context.Context, db DBTX, arg TaskFailParams) (in
 }
 
 const taskGet = `-- name: TaskGet :one
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key FROM leasegen_tasks WHERE id = ?
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key, flow_slot FROM leasegen_tasks WHERE id = ?
 `
 
 type TaskGetParams struct {
@@ -369,6 +374,7 @@ func (q *Queries) TaskGet(ctx context.Context, db DBTX, arg TaskGetParams) (Leas
 		&i.DueAt,
 		&i.Metadata,
 		&i.FlowKey,
+		&i.FlowSlot,
 	)
 	return i, err
 }
@@ -441,7 +447,7 @@ func (q *Queries) TaskLeasesExpired(ctx context.Context, db DBTX) (bool, error) 
 }
 
 const taskList = `-- name: TaskList :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key, flow_slot FROM leasegen_tasks
 WHERE (?1 = '' OR status = ?1)
   AND (?2 = '' OR task_type = ?2)
   AND (?3 = '' OR owner_id = ?3)
@@ -503,6 +509,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 			&i.DueAt,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 		); err != nil {
 			return nil, err
 		}
@@ -518,7 +525,7 @@ func (q *Queries) TaskList(ctx context.Context, db DBTX, arg TaskListParams) ([]
 }
 
 const taskListByOwner = `-- name: TaskListByOwner :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key, flow_slot FROM leasegen_tasks
 WHERE owner_id = ? AND owner_id <> '' AND status IN (/*SLICE:statuses*/?)
 ORDER BY created_at DESC, id DESC
 LIMIT ?
@@ -573,6 +580,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 			&i.DueAt,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 		); err != nil {
 			return nil, err
 		}
@@ -588,7 +596,7 @@ func (q *Queries) TaskListByOwner(ctx context.Context, db DBTX, arg TaskListByOw
 }
 
 const taskListFinished = `-- name: TaskListFinished :many
-SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key FROM leasegen_tasks
+SELECT id, task_type, status, payload, priority, available_at, attempt, free_attempts, max_attempts, lease_owner, owner_id, idempotency_key, last_error, result, created_at, updated_at, started_at, due_at, metadata, flow_key, flow_slot FROM leasegen_tasks
 WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED') AND status = ?1
   AND (?2 = '' OR task_type = ?2)
   AND (due_at < ?3 OR (due_at = ?3 AND id < ?4))
@@ -643,6 +651,7 @@ func (q *Queries) TaskListFinished(ctx context.Context, db DBTX, arg TaskListFin
 			&i.DueAt,
 			&i.Metadata,
 			&i.FlowKey,
+			&i.FlowSlot,
 		); err != nil {
 			return nil, err
 		}
@@ -829,6 +838,7 @@ UPDATE leasegen_tasks SET
                    'lease expired: owner ' || COALESCE(lease_owner, '?') || ', attempt ' || attempt),
   status = CASE
     WHEN status = 'CANCEL_REQUESTED' THEN 'CANCELLED'
+    WHEN attempt - free_attempts < max_attempts AND flow_slot IS NOT NULL THEN 'WAITING'
     WHEN attempt - free_attempts < max_attempts THEN 'QUEUED'
     ELSE 'FAILED'
   END,
@@ -862,7 +872,8 @@ const taskRelease = `-- name: TaskRelease :execrows
 UPDATE leasegen_tasks SET
   due_at = IIF(status = 'CANCEL_REQUESTED', (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)),
                IIF(?1 = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?1)),
-  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', 'QUEUED'),
+  status = IIF(status = 'CANCEL_REQUESTED', 'CANCELLED', IIF(flow_slot IS NULL, 'QUEUED', 'WAITING')),
+  flow_slot = NULL,
   free_attempts = free_attempts + 1,
   available_at = IIF(?1 = 0, available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) + ?1),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
