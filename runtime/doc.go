@@ -92,6 +92,17 @@
 // right after a task ends, and recovery passes release keys whose worker
 // died in between. Client.Keys lists the keys with tasks in flight.
 //
+// # Rate limits
+//
+// WithRate(n, per) on a handler lets at most n tasks of the type start in
+// any window of length per, across every worker; WithKeyRate(key, n, per)
+// at the enqueue does the same for one key, beside or without a
+// concurrency limit. A start is the instant a claim takes a task
+// (Task.StartedAt), on the database's clock. Each start takes one of the
+// rate's n slots and moves it a window on in the claim's transaction, so
+// no window holds more than n starts; tasks over the rate wait and use
+// no attempt.
+//
 // # Periodic tasks
 //
 // WithSchedule gives a handler a schedule (runtime.Periodic: a cron
