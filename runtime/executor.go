@@ -75,7 +75,7 @@ type execution struct {
 	task         Task
 	freeAttempts int
 	claimedAt    time.Time // when the claim took it, on the database's clock
-	keyRated     bool      // it used a slot of its key's rate
+	keyRewaits   bool      // it used a slot of its key's rate or its fair share: back in the queue, it waits again
 	// unreadable is why the task's stored metadata does not decode: the
 	// handler is not called, and the task fails for good.
 	unreadable error
@@ -135,7 +135,7 @@ func (w *Worker) startExecutions(claimed []driver.ClaimedTask, claimStart time.T
 	for _, e := range run {
 		go e.run()
 	}
-	w.exec.handOn(startedRateKeys(claimed))
+	w.exec.handOn(startedKeys(claimed))
 }
 
 // newExecution prepares the execution of claimed task c under lease.
@@ -148,7 +148,7 @@ func (w *Worker) newExecution(c driver.ClaimedTask, lease time.Duration) *execut
 		lease:        lease,
 		freeAttempts: c.FreeAttempts,
 		claimedAt:    c.StartedAt,
-		keyRated:     c.KeyRated,
+		keyRewaits:   c.KeyRated || c.KeyShared,
 	}
 	e.task = Task{
 		ID: c.ID, Type: c.Type, Attempt: c.Attempt, MaxAttempts: c.MaxAttempts,

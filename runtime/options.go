@@ -32,6 +32,9 @@ type enqueueOptions struct {
 	// The key and rate of WithKeyRate.
 	rateKey string
 	rate    driver.Rate
+	// The key and weight of WithFairnessKey.
+	fairKey    string
+	fairWeight int
 }
 
 // WithPriority sets the priority: higher runs first. Default 0.

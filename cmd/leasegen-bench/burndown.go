@@ -102,7 +102,7 @@ func burnDownKeyed(ctx context.Context, o options, s *scratch, procs, slots int,
 	if err := queueKeyed(ctx, s, "noop", o.burn, keyOf); err != nil {
 		return err
 	}
-	if key != nil {
+	if keyOf != nil {
 		t.add(keyedEnqueueName(key.rule), "tasks/s", float64(o.burn)/time.Since(queued).Seconds())
 	}
 	var before int64
@@ -124,6 +124,9 @@ func burnDownKeyed(ctx context.Context, o options, s *scratch, procs, slots int,
 	}
 	for i := range procs {
 		args := []string{"-child-id", fmt.Sprintf("burn-%d", i+1), "-child-slots", strconv.Itoa(slots)}
+		if key != nil && key.typeRate > 0 {
+			args = append(args, "-child-type-rate", strconv.Itoa(key.typeRate))
+		}
 		if o.profileDirs != "" {
 			name := fmt.Sprintf("burn-%s-%dproc-%d.pprof", s.kind, procs, i+1)
 			args = append(args, "-child-cpuprofile", filepath.Join(o.profileDirs, name))
@@ -226,9 +229,12 @@ func successSpan(ctx context.Context, s *scratch) (int, time.Duration, error) {
 // burn-downs over.
 const keyedBurnKeys = 1000
 
-// keyedBurnName is the keys group's burn-down figure of rule.
-func keyedBurnName(o options, rule string) string {
-	return fmt.Sprintf("burn-down, 1 worker process, default Config, %s keys %s (%s no-op tasks)", number(keyedBurnKeys), rule, number(float64(o.burn)))
+// keyedBurnName is the keys group's burn-down figure of r.
+func keyedBurnName(o options, r keyRule) string {
+	if r.keyOf == nil {
+		return fmt.Sprintf("burn-down, 1 worker process, default Config, %s (%s no-op tasks)", r.rule, number(float64(o.burn)))
+	}
+	return fmt.Sprintf("burn-down, 1 worker process, default Config, %s keys %s (%s no-op tasks)", number(keyedBurnKeys), r.rule, number(float64(o.burn)))
 }
 
 // keyedEnqueueName is the figure of the enqueue before the keyed
@@ -238,17 +244,32 @@ func keyedEnqueueName(rule string) string {
 }
 
 // keyRule is one of the keys group's burn-downs: each task i gets
-// keyOf(i), a key of keyedBurnKeys, round robin, under rule.
+// keyOf(i), a key of keyedBurnKeys, round robin, under rule (nil: no
+// key), and the worker gives the type a rate of typeRate starts a second
+// (0: none).
 type keyRule struct {
-	rule  string
-	keyOf func(i int) runtime.EnqueueOption
+	rule     string
+	keyOf    func(i int) runtime.EnqueueOption
+	typeRate int
 }
+
+// ratedPerKey and ratedPerType are the rates of the keys group's rated
+// burn-downs: both allow 10,000 starts a second in all, below what an
+// unkeyed burn-down reaches on each engine, so that the rate binds.
+const (
+	ratedPerKey  = 10
+	ratedPerType = ratedPerKey * keyedBurnKeys
+)
 
 var keyRules = []keyRule{
 	{"at key_concurrency=1", func(i int) runtime.EnqueueOption {
 		return runtime.WithConcurrencyKey(strconv.Itoa(i%keyedBurnKeys), 1)
-	}},
+	}, 0},
 	{"sequential", func(i int) runtime.EnqueueOption {
 		return runtime.WithSequentialKey(strconv.Itoa(i%keyedBurnKeys), runtime.SequenceContinue)
-	}},
+	}, 0},
+	{fmt.Sprintf("at key_rate=%d/1s", ratedPerKey), func(i int) runtime.EnqueueOption {
+		return runtime.WithKeyRate(strconv.Itoa(i%keyedBurnKeys), ratedPerKey, time.Second)
+	}, 0},
+	{fmt.Sprintf("at rate=%s/1s, no key", number(ratedPerType)), nil, ratedPerType},
 }

@@ -36,6 +36,7 @@ type childOptions struct {
 	heartbeat  time.Duration
 	recovery   time.Duration
 	hold       int // worker: report once this many tasks run
+	typeRate   int // worker: the type's rate, starts a second (0: none)
 	rate       int // enqueue: tasks per second
 	count      int // enqueue: tasks to send
 	skip       int // enqueue: leading tasks marked unmeasured
@@ -54,6 +55,7 @@ func (c *childOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.heartbeat, "child-heartbeat", 0, "child worker: HeartbeatInterval (0: default)")
 	fs.DurationVar(&c.recovery, "child-recovery", 0, "child worker: RecoveryInterval (0: default)")
 	fs.IntVar(&c.hold, "child-hold", 0, "child worker: say \"holding\" once this many tasks run")
+	fs.IntVar(&c.typeRate, "child-type-rate", 0, "child worker: the type's rate in starts a second (0: none)")
 	fs.IntVar(&c.rate, "child-rate", 200, "child enqueuer: tasks per second")
 	fs.IntVar(&c.count, "child-count", 0, "child enqueuer: tasks to send")
 	fs.IntVar(&c.skip, "child-skip", 0, "child enqueuer: leading tasks not measured")
@@ -90,7 +92,11 @@ func runWorkerChild(c childOptions) error {
 	if c.handler == "sleep" {
 		handler = func(ctx context.Context, _ *runtime.Task) error { <-ctx.Done(); return nil }
 	}
-	if err := w.Handle(c.taskType, handler); err != nil {
+	var opts []runtime.HandlerOption
+	if c.typeRate > 0 {
+		opts = append(opts, runtime.WithRate(c.typeRate, time.Second))
+	}
+	if err := w.Handle(c.taskType, handler, opts...); err != nil {
 		return err
 	}
 	if c.cpuprofile != "" {

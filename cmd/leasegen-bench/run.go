@@ -38,7 +38,7 @@ func steps(o options) []step {
 	}
 	for _, r := range keyRules {
 		all = append(all, step{"keys", "burn-down of keyed tasks " + r.rule, func(ctx context.Context, s *scratch, t *table) error {
-			return burnDownKeyed(ctx, o, s, 1, 0, false, &r, keyedBurnName(o, r.rule), t)
+			return burnDownKeyed(ctx, o, s, 1, 0, false, &r, keyedBurnName(o, r), t)
 		}})
 	}
 	if o.kind() != kindSQLite { // an embedded file has no network to cross

@@ -9,10 +9,10 @@
 -- name: FlowKeyUpsert :exec
 -- Creates a key's row with its limit, or sets the stored row's; the row
 -- stays locked until the transaction ends.
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
-VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(key_limit), sqlc.arg(blocking), sqlc.arg(rate_limit), sqlc.arg(rate_window_us), 1)
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit, version)
+VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(key_limit), sqlc.arg(blocking), sqlc.arg(rate_limit), sqlc.arg(rate_window_us), sqlc.arg(queue_limit), 1)
 ON DUPLICATE KEY UPDATE key_limit = sqlc.arg(key_limit), blocking = sqlc.arg(blocking),
-  rate_limit = sqlc.arg(rate_limit), rate_window_us = sqlc.arg(rate_window_us), version = version + 1;
+  rate_limit = sqlc.arg(rate_limit), rate_window_us = sqlc.arg(rate_window_us), queue_limit = sqlc.arg(queue_limit), version = version + 1;
 
 -- name: FlowKeysLock :execrows
 -- Locks keys' rows by writing them (Galera certifies written rows only),
@@ -22,7 +22,7 @@ WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys))
 ORDER BY flow_key;
 
 -- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit FROM leasegen_flow_keys
 WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
 
 -- name: FlowKeyDelete :exec
@@ -41,7 +41,8 @@ WHERE id IN (sqlc.slice(ids)) AND flow_key IS NULL AND status = 'QUEUED' AND att
 -- caller's REPEATABLE READ transaction. The index is forced: on a table
 -- filled since its statistics were taken, MariaDB read every task of the
 -- type through leasegen_tasks_key instead.
-SELECT flow_key, CAST(SUM(status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(status = 'FAILED') AS SIGNED) AS failed
+SELECT flow_key, CAST(SUM(status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(status = 'FAILED') AS SIGNED) AS failed,
+  CAST(SUM(status = 'QUEUED') AS SIGNED) AS queued
 FROM leasegen_tasks FORCE INDEX (leasegen_tasks_flow)
 WHERE flow_key IN (sqlc.slice(flow_keys)) AND task_type = sqlc.arg(task_type)
   AND flow_state = 'HOLDING'
@@ -50,9 +51,13 @@ LOCK IN SHARE MODE;
 
 -- name: FlowTasksQueue :execrows
 -- Gives the waiting tasks a release picked (sqlbuild.FirstWaiting) their
--- keys' slots.
+-- keys' slots. A fairness key's tasks are due from now, at the back of
+-- the queue, and marked (flow_slot -1) so that their starts release the
+-- key again.
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
+  flow_slot = IF(sqlc.arg(fair), -1, NULL),
+  available_at = IF(sqlc.arg(fair), GREATEST(available_at, NOW(3)), available_at),
   due_priority = priority,
   due_at = available_at,
   updated_at = NOW(3)
@@ -73,13 +78,16 @@ WHERE EXISTS (
   AND (k.rate_limit = 0 OR k.rate_limit > (
     SELECT COUNT(*) FROM leasegen_tasks b FORCE INDEX (leasegen_tasks_flow)
     WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.flow_state = 'HOLDING' AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
+  AND (k.queue_limit = 0 OR k.queue_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks q FORCE INDEX (leasegen_tasks_flow)
+    WHERE q.flow_key = k.flow_key AND q.task_type = k.task_type AND q.flow_state = 'HOLDING' AND q.status = 'QUEUED'))
 LIMIT ?;
 
 -- name: FlowKeyList :many
 -- The keys with tasks in flight, with their running and waiting tasks,
 -- and the slots of their rate in use: started within the last window, or
 -- held by a queued task.
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us, k.queue_limit,
   (SELECT COUNT(*) FROM leasegen_flow_slots s
    WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
      AND (s.free_at > NOW(3) OR EXISTS (
@@ -124,7 +132,7 @@ ON DUPLICATE KEY UPDATE window_us = sqlc.arg(window_us);
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   flow_slot = sqlc.arg(flow_slot),
-  available_at = GREATEST(available_at, COALESCE(sqlc.narg(free_at), available_at)),
+  available_at = GREATEST(available_at, COALESCE(sqlc.narg(free_at), available_at), IF(sqlc.arg(fair), NOW(3), available_at)),
   due_priority = priority,
   due_at = available_at,
   updated_at = NOW(3)

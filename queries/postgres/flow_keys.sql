@@ -9,23 +9,24 @@
 -- Creates the keys' rows with their limits, or sets the stored rows',
 -- in the arrays' order (the lock order); the rows stay locked until the
 -- transaction ends.
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window, 1
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit, version)
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window, k.queue_limit, 1
 FROM (
   SELECT unnest(@task_types::text[]) AS task_type, unnest(@flow_keys::text[]) AS flow_key,
          unnest(@key_limits::integer[]) AS key_limit, unnest(@blockings::boolean[]) AS blocking,
-         unnest(@rate_limits::integer[]) AS rate_limit, unnest(@rate_windows::bigint[]) AS rate_window
+         unnest(@rate_limits::integer[]) AS rate_limit, unnest(@rate_windows::bigint[]) AS rate_window,
+         unnest(@queue_limits::integer[]) AS queue_limit
 ) AS k
 ON CONFLICT (task_type, flow_key) DO UPDATE
 SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, rate_limit = EXCLUDED.rate_limit,
-  rate_window_us = EXCLUDED.rate_window_us, version = leasegen_flow_keys.version + 1;
+  rate_window_us = EXCLUDED.rate_window_us, queue_limit = EXCLUDED.queue_limit, version = leasegen_flow_keys.version + 1;
 
 -- name: FlowKeysLock :execrows
 UPDATE leasegen_flow_keys SET version = version + 1
 WHERE task_type = @task_type AND flow_key = ANY(@flow_keys::text[]);
 
 -- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit FROM leasegen_flow_keys
 WHERE task_type = @task_type AND flow_key = ANY(@flow_keys::text[]);
 
 -- name: FlowKeyDelete :exec
@@ -41,14 +42,19 @@ WHERE t.id = w.id AND t.flow_key IS NULL AND t.status = 'QUEUED' AND t.attempt =
 -- name: FlowKeysHolders :many
 SELECT flow_key::text AS flow_key,
   COUNT(*) FILTER (WHERE status <> 'FAILED') AS active,
-  COUNT(*) FILTER (WHERE status = 'FAILED') AS failed
+  COUNT(*) FILTER (WHERE status = 'FAILED') AS failed,
+  COUNT(*) FILTER (WHERE status = 'QUEUED') AS queued
 FROM leasegen_tasks
 WHERE flow_key = ANY(@flow_keys::text[]) AND task_type = @task_type
   AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
 GROUP BY flow_key;
 
 -- name: FlowTasksQueue :execrows
-UPDATE leasegen_tasks SET status = 'QUEUED', updated_at = now()
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  flow_slot = CASE WHEN @fair::boolean THEN -1 END,
+  available_at = CASE WHEN @fair::boolean THEN GREATEST(available_at, now()) ELSE available_at END,
+  updated_at = now()
 WHERE id = ANY(@ids::bigint[]) AND status = 'WAITING';
 
 -- name: FlowKeysStalled :many
@@ -63,10 +69,13 @@ WHERE EXISTS (
   AND (k.rate_limit = 0 OR k.rate_limit > (
     SELECT COUNT(*) FROM leasegen_tasks b
     WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
+  AND (k.queue_limit = 0 OR k.queue_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks q
+    WHERE q.flow_key = k.flow_key AND q.task_type = k.task_type AND q.status = 'QUEUED'))
 LIMIT $1;
 
 -- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us, k.queue_limit,
   (SELECT COUNT(*) FROM leasegen_flow_slots s
    WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
      AND (s.free_at > now() OR EXISTS (
@@ -110,7 +119,8 @@ ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.windo
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   flow_slot = @flow_slot,
-  available_at = GREATEST(available_at, COALESCE(sqlc.narg(free_at)::timestamptz, available_at)),
+  available_at = GREATEST(available_at, COALESCE(sqlc.narg(free_at)::timestamptz, available_at),
+                          CASE WHEN @fair::boolean THEN now() ELSE available_at END),
   updated_at = now()
 WHERE id = @id AND status = 'WAITING';
 

@@ -6,4 +6,5 @@ ALTER TABLE leasegen_tasks DROP COLUMN flow_status;
 ALTER TABLE leasegen_tasks ADD COLUMN flow_state VARCHAR(8) NULL;
 ALTER TABLE leasegen_flow_keys
   ADD COLUMN rate_limit INT NOT NULL DEFAULT 0,
-  ADD COLUMN rate_window_us BIGINT NOT NULL DEFAULT 0;
+  ADD COLUMN rate_window_us BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN queue_limit INT NOT NULL DEFAULT 0;

@@ -5,18 +5,18 @@
 -- argument): the slices come last.
 
 -- name: FlowKeyUpsert :exec
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
-VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(key_limit), sqlc.arg(blocking), sqlc.arg(rate_limit), sqlc.arg(rate_window_us), 1)
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit, version)
+VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(key_limit), sqlc.arg(blocking), sqlc.arg(rate_limit), sqlc.arg(rate_window_us), sqlc.arg(queue_limit), 1)
 ON CONFLICT (task_type, flow_key) DO UPDATE
 SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, rate_limit = EXCLUDED.rate_limit,
-  rate_window_us = EXCLUDED.rate_window_us, version = leasegen_flow_keys.version + 1;
+  rate_window_us = EXCLUDED.rate_window_us, queue_limit = EXCLUDED.queue_limit, version = leasegen_flow_keys.version + 1;
 
 -- name: FlowKeysLock :execrows
 UPDATE leasegen_flow_keys SET version = version + 1
 WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
 
 -- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit FROM leasegen_flow_keys
 WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
 
 -- name: FlowKeyDelete :exec
@@ -29,14 +29,20 @@ WHERE id IN (sqlc.slice(ids)) AND flow_key IS NULL AND status = 'QUEUED' AND att
 -- name: FlowKeysHolders :many
 SELECT CAST(flow_key AS TEXT) AS flow_key,
   CAST(SUM(status <> 'FAILED') AS INTEGER) AS active,
-  CAST(SUM(status = 'FAILED') AS INTEGER) AS failed
+  CAST(SUM(status = 'FAILED') AS INTEGER) AS failed,
+  CAST(SUM(status = 'QUEUED') AS INTEGER) AS queued
 FROM leasegen_tasks
 WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys))
   AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
 GROUP BY flow_key;
 
 -- name: FlowTasksQueue :execrows
-UPDATE leasegen_tasks SET status = 'QUEUED', due_at = available_at, updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  flow_slot = IIF(sqlc.arg(fair), -1, NULL),
+  available_at = IIF(sqlc.arg(fair), MAX(available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))), available_at),
+  due_at = IIF(sqlc.arg(fair), MAX(available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))), available_at),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE status = 'WAITING' AND id IN (sqlc.slice(ids));
 
 -- name: FlowKeysStalled :many
@@ -51,10 +57,13 @@ WHERE EXISTS (
   AND (k.rate_limit = 0 OR k.rate_limit > (
     SELECT COUNT(*) FROM leasegen_tasks b
     WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
+  AND (k.queue_limit = 0 OR k.queue_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks q
+    WHERE q.flow_key = k.flow_key AND q.task_type = k.task_type AND q.status = 'QUEUED'))
 LIMIT ?;
 
 -- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us, k.queue_limit,
   (SELECT COUNT(*) FROM leasegen_flow_slots s
    WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
      AND (s.free_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) OR EXISTS (
@@ -97,8 +106,8 @@ ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.windo
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   flow_slot = sqlc.arg(flow_slot),
-  available_at = MAX(available_at, COALESCE(sqlc.narg(free_at), available_at)),
-  due_at = MAX(available_at, COALESCE(sqlc.narg(free_at), available_at)),
+  available_at = MAX(available_at, COALESCE(sqlc.narg(free_at), available_at), IIF(sqlc.arg(fair), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), available_at)),
+  due_at = MAX(available_at, COALESCE(sqlc.narg(free_at), available_at), IIF(sqlc.arg(fair), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), available_at)),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE id = sqlc.arg(id) AND status = 'WAITING';
 

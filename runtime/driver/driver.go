@@ -217,6 +217,7 @@ type ClaimedTask struct {
 	IdempotencyKey string
 	ConcurrencyKey string    // the task's concurrency key; empty for none
 	KeyRated       bool      // it used a slot of its key's rate
+	KeyShared      bool      // it used its fair key's share of the queue
 	Metadata       []byte    // as NewTask stored it
 	StartedAt      time.Time // when the claim read it, on the database's clock
 }

@@ -195,8 +195,10 @@ type Tables interface {
 	FlowKeysHolders(ctx context.Context, taskType string, keys []string) (map[string]KeyHolders, error)
 	// FlowKeysPromote makes QUEUED, for each key of free (of taskType,
 	// their rows locked), its first free[key] WAITING tasks in id order,
-	// and returns how many it changed by key.
-	FlowKeysPromote(ctx context.Context, taskType string, free map[string]int) (map[string]int, error)
+	// and returns how many it changed by key. The tasks of fair keys
+	// (FlowKey.Share) are due from now at the earliest, and their starts
+	// release their keys again (ClaimedTask.KeyShared).
+	FlowKeysPromote(ctx context.Context, taskType string, free map[string]int, fair bool) (map[string]int, error)
 	// FlowSlots returns, by key, the stored slots of keys' rates (of
 	// taskType, their rows locked), each with whether a QUEUED task holds
 	// it; a slot never stored is free.
@@ -205,7 +207,8 @@ type Tables interface {
 	// their rows locked), its first want[key] WAITING tasks in id order.
 	FlowKeysFirstWaiting(ctx context.Context, taskType string, want map[string]int) (map[string][]leasetype.TaskID, error)
 	// FlowTaskQueueInSlot gives waiting task id of key k the rate slot s:
-	// it becomes QUEUED, due at s.FreeAt at the earliest, and the slot is
+	// it becomes QUEUED, due at s.FreeAt at the earliest (and from now, when
+	// k is fair), and the slot is
 	// stored with k's window; a claim that starts the task moves the
 	// slot's FreeAt a window on.
 	FlowTaskQueueInSlot(ctx context.Context, k FlowKey, id leasetype.TaskID, s RateSlot) error
@@ -334,7 +337,7 @@ type StatusSample struct {
 
 // FlowKey is a concurrency key's row: the key of a task type, how many of
 // its tasks may hold a slot at once, whether a FAILED task keeps its slot
-// (a sequence that blocks on failure), and its rate. FlowKeysStalled fills in the
+// (a sequence that blocks on failure), its rate and its fair share. FlowKeysStalled fills in the
 // names only.
 type FlowKey struct {
 	Type     string
@@ -342,6 +345,10 @@ type FlowKey struct {
 	Limit    int
 	Blocking bool
 	Rate     Rate // Limit 0: none
+	// Share is a fairness key's most tasks QUEUED at once (0: none): its
+	// release queues them at the back of the queue, and each start lets
+	// it queue one more.
+	Share int
 }
 
 // NoKeyLimit is the Limit of a key with a rate and no concurrency limit.
@@ -360,6 +367,7 @@ type RateSlot struct {
 // only when the key blocks on failure.
 type KeyHolders struct {
 	Active, Failed int
+	Queued         int // of Active: QUEUED, not yet started
 }
 
 // Holding is how many slots of k the holders take.

@@ -256,6 +256,8 @@ type KeyInfo struct {
 	Rate           int
 	RateWindow     time.Duration
 	StartsInWindow int
+	// Share is a fairness key's most tasks queued at once (0: not fair).
+	Share int
 }
 
 // AtLimit reports whether every slot of the key is held.

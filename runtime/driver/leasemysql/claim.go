@@ -151,7 +151,7 @@ func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit 
 				ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 				AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 				MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
-				KeyRated: r.FlowSlot.Valid,
+				KeyRated: r.FlowSlot.Valid && r.FlowSlot.Int32 >= 0, KeyShared: r.FlowSlot.Valid && r.FlowSlot.Int32 < 0,
 				Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: r.ClaimedAt,
 			})
 		}

@@ -55,7 +55,7 @@ func (s *store) claimOne(ctx context.Context, req driver.ClaimRequest) ([]driver
 			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 			AvailableAt: r.AvailableAt.UTC(), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
-			KeyRated: r.FlowSlot.Valid,
+			KeyRated: r.FlowSlot.Valid && r.FlowSlot.Int32 >= 0, KeyShared: r.FlowSlot.Valid && r.FlowSlot.Int32 < 0,
 			Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: utc(r.StartedAt),
 		}
 	}
@@ -140,7 +140,7 @@ func (c pgClaimSource) Candidates(ctx context.Context, types []string, limit int
 			ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 			AvailableAt: r.AvailableAt.UTC(), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 			MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
-			KeyRated: r.FlowSlot.Valid,
+			KeyRated: r.FlowSlot.Valid && r.FlowSlot.Int32 >= 0, KeyShared: r.FlowSlot.Valid && r.FlowSlot.Int32 < 0,
 			Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: r.ClaimedAt.UTC(),
 		}
 	}

@@ -445,6 +445,7 @@ func (t tables) FlowKeysUpsert(ctx context.Context, keys []driver.FlowKey) error
 		p.Blockings = append(p.Blockings, k.Blocking)
 		p.RateLimits = append(p.RateLimits, int32(k.Rate.Limit))
 		p.RateWindows = append(p.RateWindows, k.Rate.Window.Microseconds())
+		p.QueueLimits = append(p.QueueLimits, int32(k.Share))
 	}
 	return t.Write(ctx, func() error { return t.s.q.FlowKeysUpsert(ctx, t.q, p) })
 }
@@ -459,7 +460,7 @@ func (t tables) FlowKeysLock(ctx context.Context, taskType string, keys []string
 	rows, err := t.s.q.FlowKeysGet(ctx, t.q, db.FlowKeysGetParams{TaskType: taskType, FlowKeys: keys})
 	return sqlbuild.Map(rows, func(r db.FlowKeysGetRow) driver.FlowKey {
 		return driver.FlowKey{Type: taskType, Key: r.FlowKey, Limit: int(r.KeyLimit), Blocking: r.Blocking,
-			Rate: driver.Rate{Limit: int(r.RateLimit), Window: time.Duration(r.RateWindowUs) * time.Microsecond}}
+			Rate: driver.Rate{Limit: int(r.RateLimit), Window: time.Duration(r.RateWindowUs) * time.Microsecond}, Share: int(r.QueueLimit)}
 	}), err
 }
 
@@ -482,12 +483,12 @@ func (t tables) FlowKeysHolders(ctx context.Context, taskType string, keys []str
 	}
 	holders := make(map[string]driver.KeyHolders, len(rows))
 	for _, r := range rows {
-		holders[r.FlowKey] = driver.KeyHolders{Active: int(r.Active), Failed: int(r.Failed)}
+		holders[r.FlowKey] = driver.KeyHolders{Active: int(r.Active), Failed: int(r.Failed), Queued: int(r.Queued)}
 	}
 	return holders, nil
 }
 
-func (t tables) FlowKeysPromote(ctx context.Context, taskType string, free map[string]int) (map[string]int, error) {
+func (t tables) FlowKeysPromote(ctx context.Context, taskType string, free map[string]int, fair bool) (map[string]int, error) {
 	if len(free) == 0 {
 		return nil, nil
 	}
@@ -501,7 +502,7 @@ func (t tables) FlowKeysPromote(ctx context.Context, taskType string, free map[s
 		return nil, err
 	}
 	queued, err := t.Count(ctx, func() (int64, error) {
-		return t.s.q.FlowTasksQueue(ctx, t.q, db.FlowTasksQueueParams{Ids: ids})
+		return t.s.q.FlowTasksQueue(ctx, t.q, db.FlowTasksQueueParams{Fair: fair, Ids: ids})
 	})
 	if err == nil && queued != len(ids) {
 		err = fmt.Errorf("released %d of the %d waiting tasks picked: their keys' rows are not locked", queued, len(ids))
@@ -557,7 +558,7 @@ func (t tables) FlowTaskQueueInSlot(ctx context.Context, k driver.FlowKey, id le
 	}
 	queued, err := t.Count(ctx, func() (int64, error) {
 		return t.s.q.FlowTaskQueueInSlot(ctx, t.q, db.FlowTaskQueueInSlotParams{
-			FlowSlot: sql.NullInt32{Int32: int32(s.Slot), Valid: true}, FreeAt: sqlbuild.NullTime(s.FreeAt), ID: int64(id),
+			FlowSlot: sql.NullInt32{Int32: int32(s.Slot), Valid: true}, FreeAt: sqlbuild.NullTime(s.FreeAt), Fair: k.Share > 0, ID: int64(id),
 		})
 	})
 	if err == nil && queued != 1 {
@@ -586,6 +587,7 @@ func (t tables) FlowKeyList(ctx context.Context, limit int) ([]leasetype.KeyInfo
 			Type: r.TaskType, Key: r.FlowKey, Limit: sqlbuild.KeyLimit(int(r.KeyLimit)), BlockOnFailure: r.Blocking,
 			Running: int(r.Running), Holding: int(r.Holding), Waiting: int(r.Waiting),
 			Rate: int(r.RateLimit), RateWindow: time.Duration(r.RateWindowUs) * time.Microsecond, StartsInWindow: int(r.InWindow),
+			Share: int(r.QueueLimit),
 		}
 	}), err
 }

@@ -222,7 +222,7 @@ func scannedTask(r sqlitedb.TaskClaimScanRow) driver.ClaimedTask {
 		ID: leasetype.TaskID(r.ID), Type: r.TaskType, Payload: r.Payload, Priority: int(r.Priority),
 		AvailableAt: fromMillis(r.AvailableAt), Attempt: int(r.Attempt), FreeAttempts: int(r.FreeAttempts),
 		MaxAttempts: int(r.MaxAttempts), OwnerID: r.OwnerID, IdempotencyKey: r.IdempotencyKey.String, ConcurrencyKey: r.FlowKey.String,
-		KeyRated: r.FlowSlot.Valid,
+		KeyRated: r.FlowSlot.Valid && r.FlowSlot.Int64 >= 0, KeyShared: r.FlowSlot.Valid && r.FlowSlot.Int64 < 0,
 		Metadata: sqlbuild.NullBytes(r.Metadata), StartedAt: fromMillis(r.ScannedAt),
 	}
 }

@@ -445,7 +445,7 @@ func (t tables) FlowKeysUpsert(ctx context.Context, keys []driver.FlowKey) error
 		err := t.Write(ctx, func() error {
 			return t.s.q.FlowKeyUpsert(ctx, t.q, db.FlowKeyUpsertParams{
 				TaskType: k.Type, FlowKey: k.Key, KeyLimit: int64(k.Limit), Blocking: sqlbuild.BoolInt(k.Blocking),
-				RateLimit: int64(k.Rate.Limit), RateWindowUs: k.Rate.Window.Microseconds(),
+				RateLimit: int64(k.Rate.Limit), RateWindowUs: k.Rate.Window.Microseconds(), QueueLimit: int64(k.Share),
 			})
 		})
 		if err != nil {
@@ -465,7 +465,7 @@ func (t tables) FlowKeysLock(ctx context.Context, taskType string, keys []string
 	rows, err := t.s.q.FlowKeysGet(ctx, t.q, db.FlowKeysGetParams{TaskType: taskType, FlowKeys: keys})
 	return sqlbuild.Map(rows, func(r db.FlowKeysGetRow) driver.FlowKey {
 		return driver.FlowKey{Type: taskType, Key: r.FlowKey, Limit: int(r.KeyLimit), Blocking: r.Blocking != 0,
-			Rate: driver.Rate{Limit: int(r.RateLimit), Window: time.Duration(r.RateWindowUs) * time.Microsecond}}
+			Rate: driver.Rate{Limit: int(r.RateLimit), Window: time.Duration(r.RateWindowUs) * time.Microsecond}, Share: int(r.QueueLimit)}
 	}), err
 }
 
@@ -500,12 +500,12 @@ func (t tables) FlowKeysHolders(ctx context.Context, taskType string, keys []str
 	}
 	holders := make(map[string]driver.KeyHolders, len(rows))
 	for _, r := range rows {
-		holders[r.FlowKey] = driver.KeyHolders{Active: int(r.Active), Failed: int(r.Failed)}
+		holders[r.FlowKey] = driver.KeyHolders{Active: int(r.Active), Failed: int(r.Failed), Queued: int(r.Queued)}
 	}
 	return holders, nil
 }
 
-func (t tables) FlowKeysPromote(ctx context.Context, taskType string, free map[string]int) (map[string]int, error) {
+func (t tables) FlowKeysPromote(ctx context.Context, taskType string, free map[string]int, fair bool) (map[string]int, error) {
 	if len(free) == 0 {
 		return nil, nil
 	}
@@ -519,7 +519,7 @@ func (t tables) FlowKeysPromote(ctx context.Context, taskType string, free map[s
 		return nil, err
 	}
 	queued, err := t.Count(ctx, func() (int64, error) {
-		return t.s.q.FlowTasksQueue(ctx, t.q, db.FlowTasksQueueParams{Ids: ids})
+		return t.s.q.FlowTasksQueue(ctx, t.q, db.FlowTasksQueueParams{Fair: sqlbuild.BoolInt(fair), Ids: ids})
 	})
 	if err == nil && queued != len(ids) {
 		err = fmt.Errorf("released %d of the %d waiting tasks picked: their keys' rows are not locked", queued, len(ids))
@@ -575,7 +575,7 @@ func (t tables) FlowTaskQueueInSlot(ctx context.Context, k driver.FlowKey, id le
 	}
 	queued, err := t.Count(ctx, func() (int64, error) {
 		return t.s.q.FlowTaskQueueInSlot(ctx, t.q, db.FlowTaskQueueInSlotParams{
-			FlowSlot: sql.NullInt64{Int64: int64(s.Slot), Valid: true}, FreeAt: nullMillis(s.FreeAt), ID: int64(id),
+			FlowSlot: sql.NullInt64{Int64: int64(s.Slot), Valid: true}, FreeAt: nullMillis(s.FreeAt), Fair: sqlbuild.BoolInt(k.Share > 0), ID: int64(id),
 		})
 	})
 	if err == nil && queued != 1 {
@@ -604,6 +604,7 @@ func (t tables) FlowKeyList(ctx context.Context, limit int) ([]leasetype.KeyInfo
 			Type: r.TaskType, Key: r.FlowKey, Limit: sqlbuild.KeyLimit(int(r.KeyLimit)), BlockOnFailure: r.Blocking != 0,
 			Running: int(r.Running), Holding: int(r.Holding), Waiting: int(r.Waiting),
 			Rate: int(r.RateLimit), RateWindow: time.Duration(r.RateWindowUs) * time.Microsecond, StartsInWindow: int(r.InWindow),
+			Share: int(r.QueueLimit),
 		}
 	}), err
 }

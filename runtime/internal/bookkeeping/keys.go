@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -124,7 +125,7 @@ func releaseLocked(ctx context.Context, tx driver.Tables, keys []driver.FlowKey)
 		}
 		free := make(map[string]int, len(group))
 		for _, k := range group {
-			if n := k.Limit - holders[k.Key].Holding(k); n > 0 {
+			if n := freeSlots(k, holders[k.Key]); n > 0 {
 				free[k.Key] = n
 			}
 		}
@@ -145,27 +146,47 @@ func releaseLocked(ctx context.Context, tx driver.Tables, keys []driver.FlowKey)
 	return released, nil
 }
 
+// freeSlots is how many more tasks of k its holders h let a release
+// queue: its concurrency slots left, and no more than its fair share of
+// the queue has room for.
+func freeSlots(k driver.FlowKey, h driver.KeyHolders) int {
+	n := k.Limit - h.Holding(k)
+	if k.Share > 0 {
+		n = min(n, k.Share-h.Queued)
+	}
+	return n
+}
+
 // promote makes QUEUED, for each key of group (of one type, rows locked)
-// with free concurrency slots, its first waiting tasks: as many as free
-// allows for a key without a rate; for a key with one, as many as also
-// get a slot of the rate, each due when its slot is free again. It
-// returns how many it released by key.
+// with free slots, its first waiting tasks: as many as free allows for a
+// key without a rate; for a key with one, as many as also get a slot of
+// the rate, each due when its slot is free again. It returns how many it
+// released by key.
 func promote(ctx context.Context, tx driver.Tables, group []driver.FlowKey, free map[string]int) (map[string]int, error) {
 	taskType := group[0].Type
-	plain := make(map[string]int, len(free))
+	plain := [2]map[string]int{{}, {}} // by fairness: unfair, fair
 	var rated []driver.FlowKey
 	for _, k := range group {
 		switch {
 		case free[k.Key] <= 0:
 		case k.Rate.Limit > 0:
 			rated = append(rated, k)
+		case k.Share > 0:
+			plain[1][k.Key] = free[k.Key]
 		default:
-			plain[k.Key] = free[k.Key]
+			plain[0][k.Key] = free[k.Key]
 		}
 	}
-	promoted, err := tx.FlowKeysPromote(ctx, taskType, plain)
-	if err != nil || len(rated) == 0 {
-		return promoted, err
+	promoted := make(map[string]int, len(free))
+	for fair, keys := range plain {
+		n, err := tx.FlowKeysPromote(ctx, taskType, keys, fair == 1)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(promoted, n)
+	}
+	if len(rated) == 0 {
+		return promoted, nil
 	}
 	stored, err := tx.FlowSlots(ctx, taskType, names(rated))
 	if err != nil {
@@ -181,9 +202,6 @@ func promote(ctx context.Context, tx driver.Tables, group []driver.FlowKey, free
 	waiting, err := tx.FlowKeysFirstWaiting(ctx, taskType, want)
 	if err != nil {
 		return nil, err
-	}
-	if promoted == nil {
-		promoted = make(map[string]int, len(waiting))
 	}
 	for _, k := range rated {
 		for i, id := range waiting[k.Key] {

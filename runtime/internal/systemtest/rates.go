@@ -3,11 +3,13 @@ package systemtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
 	"github.com/leasegen/leasegen/runtime"
 )
 
@@ -118,4 +120,99 @@ func testTypeRateWindows(t *testing.T, b *Bundle) {
 	rows := ledger.Intervals()
 	most := checkWindows(t, rows, window, map[string]int{"rated": limit}, func(r Interval) string { return r.Type })
 	t.Logf("%d executions; most starts in a window of %s: %d (rate %d)", len(rows), window, most["rated"], limit)
+}
+
+// A fairness key's backlog delays another key's tasks by its share of the
+// queue, not by its length: behind 600 tasks of one key (a share of 100),
+// the tasks of five keys enqueued after them are all claimed before more
+// than 100 + one claim batch of the big key's (claims on the database's
+// clock: the order in which handlers start within a claim is the
+// scheduler's). Weights share the claims: of two busy keys, the one of
+// weight 2 starts about twice as many tasks.
+func testFairnessKeys(t *testing.T, b *Bundle) {
+	const (
+		big   = 600
+		share = 100 // WithFairnessKey's share of the queue for weight 1
+		batch = 10  // the worker's MaxConcurrency
+	)
+	var ids []runtime.TaskID
+	for range big {
+		ids = append(ids, b.Enqueue(t, "fair", runtime.WithFairnessKey("big", 1)))
+	}
+	for i := range 5 {
+		for range 4 {
+			ids = append(ids, b.Enqueue(t, "fair", runtime.WithFairnessKey(fmt.Sprintf("small-%d", i), 1)))
+		}
+	}
+	var ledger Ledger
+	cfg := Config()
+	cfg.MaxConcurrency = batch
+	b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"fair": func(ctx context.Context, task *runtime.Task) error {
+		ledger.End(ledger.Start(task, "w"))
+		return nil
+	}})
+	for _, id := range ids {
+		b.WaitStatus(t, id, runtime.StatusSuccess)
+	}
+	rows := ledger.Intervals()
+	var lastSmall time.Time
+	for _, r := range rows {
+		if r.Key != "big" && r.Claimed.After(lastSmall) {
+			lastSmall = r.Claimed
+		}
+	}
+	bigBefore := 0
+	for _, r := range rows {
+		if r.Key == "big" && r.Claimed.Before(lastSmall) {
+			bigBefore++
+		}
+	}
+	if bigBefore > share+batch {
+		t.Errorf("%d of the big key's tasks were claimed before the small keys' last, want at most %d (its share and a claim batch)", bigBefore, share+batch)
+	}
+	t.Logf("%d of the big key's %d tasks were claimed before the small keys' last", bigBefore, big)
+}
+
+// Of two keys with a long waiting line each, the one of weight 2 gets
+// about twice the starts of the one of weight 1 (1.2 to 3 times) while
+// both wait: counted
+// after the first 300 starts, which take the tasks both keys queued at
+// their enqueue (200 and 100, in enqueue order).
+func testFairnessWeights(t *testing.T, b *Bundle) {
+	const (
+		each   = 1500
+		warmup = 300
+	)
+	for range each {
+		b.Enqueue(t, "fair", runtime.WithFairnessKey("heavy", 2))
+		b.Enqueue(t, "fair", runtime.WithFairnessKey("light", 1))
+	}
+	var mu sync.Mutex
+	started := map[string]int{}
+	var first, later map[string]int
+	cfg := Config()
+	cfg.MaxConcurrency = 10
+	b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"fair": func(ctx context.Context, task *runtime.Task) error {
+		mu.Lock()
+		defer mu.Unlock()
+		started[task.ConcurrencyKey]++
+		switch started["heavy"] + started["light"] {
+		case warmup:
+			first = maps.Clone(started)
+		case each:
+			later = maps.Clone(started)
+		}
+		return nil
+	}})
+	b.Signals.Await(t, testwait.Bound, func() bool { return b.Unfinished(t) == 0 }, func() string { return fmt.Sprintf("%d tasks unfinished", b.Unfinished(t)) })
+	mu.Lock()
+	defer mu.Unlock()
+	heavy, light := later["heavy"]-first["heavy"], later["light"]-first["light"]
+	// Each start lets its key queue one more, so a full queue keeps 2:1;
+	// a release that lags the claims leaves it short a while, which the
+	// heavier key feels more.
+	if ratio := float64(heavy) / float64(max(1, light)); ratio < 1.2 || ratio > 3 {
+		t.Errorf("of starts %d to %d, heavy (weight 2) had %d and light (weight 1) %d: a ratio of %.2f, want about 2", warmup, each, heavy, light, ratio)
+	}
+	t.Logf("of starts %d to %d, heavy (weight 2) had %d and light (weight 1) %d", warmup, each, heavy, light)
 }

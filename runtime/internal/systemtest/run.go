@@ -130,6 +130,8 @@ var bundleCases = []struct {
 	{"Kill9KeyedWorkers", testKill9KeyedWorkers},
 	{"KeyRateWindows", testKeyRateWindows},
 	{"TypeRateWindows", testTypeRateWindows},
+	{"FairnessKeys", testFairnessKeys},
+	{"FairnessWeights", testFairnessWeights},
 }
 
 // engineIndependentCases check what the runtime decides alone (input

@@ -1,8 +1,9 @@
--- leasegen schema for PostgreSQL, version 15: rate limits (see the MySQL
--- migration of the same number).
+-- leasegen schema for PostgreSQL, version 15: rate limits and fairness keys
+-- (see the MySQL migration of the same number).
 ALTER TABLE leasegen_tasks ADD COLUMN IF NOT EXISTS flow_slot INTEGER NULL;
 ALTER TABLE leasegen_flow_keys ADD COLUMN IF NOT EXISTS rate_limit INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE leasegen_flow_keys ADD COLUMN IF NOT EXISTS rate_window_us BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE leasegen_flow_keys ADD COLUMN IF NOT EXISTS queue_limit INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS leasegen_flow_slots (
   task_type TEXT        NOT NULL,
   flow_key  TEXT        NOT NULL,

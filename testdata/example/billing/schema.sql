@@ -411,7 +411,7 @@ CREATE TABLE IF NOT EXISTS leasegen_flow_keys (
 
 -- 0015_rates.sql
 -- leasegen schema, version 15: rate limits (runtime.WithRate per task type,
--- runtime.WithKeyRate per concurrency key). A rate of n starts per window
+-- runtime.WithKeyRate per concurrency key) and fairness keys. A rate of n starts per window
 -- is held by n slots: each start takes a slot, and a slot's next start
 -- comes a window after its last one at the earliest, so no window ever
 -- holds more than n starts.
@@ -422,7 +422,11 @@ CREATE TABLE IF NOT EXISTS leasegen_flow_keys (
 --   release; the claim that starts the task moves that slot's free_at a
 --   window ahead.
 -- - leasegen_flow_keys gains the key's rate (rate_limit starts per
---   rate_window_us; 0 for none).
+--   rate_window_us; 0 for none) and, for a fairness key
+--   (runtime.WithFairnessKey), its share: queue_limit, the most of its
+--   tasks queued at once (0 for none).
+-- - flow_slot is -1 for a task a fairness key's release queued: its start
+--   makes the worker release the key again.
 -- - flow_state replaces flow_status (version 14) in leasegen_tasks_flow:
 --   HOLDING for every status that holds a key's slot (QUEUED, RUNNING,
 --   CANCEL_REQUESTED, FAILED), WAITING, or DONE. A task that moves between
@@ -448,7 +452,8 @@ SET @leasegen_v15_keys = IF(EXISTS (SELECT 1 FROM information_schema.columns
   'DO 0',
   'ALTER TABLE leasegen_flow_keys
      ADD COLUMN rate_limit INT NOT NULL DEFAULT 0,
-     ADD COLUMN rate_window_us BIGINT NOT NULL DEFAULT 0');
+     ADD COLUMN rate_window_us BIGINT NOT NULL DEFAULT 0,
+     ADD COLUMN queue_limit INT NOT NULL DEFAULT 0');
 PREPARE leasegen_v15_keys FROM @leasegen_v15_keys;
 EXECUTE leasegen_v15_keys;
 DEALLOCATE PREPARE leasegen_v15_keys;

@@ -26,7 +26,7 @@ func (q *Queries) FlowKeyDelete(ctx context.Context, db DBTX, arg FlowKeyDeleteP
 }
 
 const flowKeyList = `-- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us, k.queue_limit,
   (SELECT COUNT(*) FROM leasegen_flow_slots s
    WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
      AND (s.free_at > NOW(3) OR EXISTS (
@@ -56,6 +56,7 @@ type FlowKeyListRow struct {
 	Blocking     bool
 	RateLimit    int32
 	RateWindowUs int64
+	QueueLimit   int32
 	InWindow     int64
 	Running      int64
 	Holding      int32
@@ -81,6 +82,7 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 			&i.Blocking,
 			&i.RateLimit,
 			&i.RateWindowUs,
+			&i.QueueLimit,
 			&i.InWindow,
 			&i.Running,
 			&i.Holding,
@@ -101,10 +103,10 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 
 const flowKeyUpsert = `-- name: FlowKeyUpsert :exec
 
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
-VALUES (?, ?, ?, ?, ?, ?, 1)
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit, version)
+VALUES (?, ?, ?, ?, ?, ?, ?, 1)
 ON DUPLICATE KEY UPDATE key_limit = ?, blocking = ?,
-  rate_limit = ?, rate_window_us = ?, version = version + 1
+  rate_limit = ?, rate_window_us = ?, queue_limit = ?, version = version + 1
 `
 
 type FlowKeyUpsertParams struct {
@@ -114,6 +116,7 @@ type FlowKeyUpsertParams struct {
 	Blocking     bool
 	RateLimit    int32
 	RateWindowUs int64
+	QueueLimit   int32
 }
 
 // Queries on concurrency keys: leasegen_flow_keys' rows and the slots of
@@ -133,16 +136,18 @@ func (q *Queries) FlowKeyUpsert(ctx context.Context, db DBTX, arg FlowKeyUpsertP
 		arg.Blocking,
 		arg.RateLimit,
 		arg.RateWindowUs,
+		arg.QueueLimit,
 		arg.KeyLimit,
 		arg.Blocking,
 		arg.RateLimit,
 		arg.RateWindowUs,
+		arg.QueueLimit,
 	)
 	return err
 }
 
 const flowKeysGet = `-- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit FROM leasegen_flow_keys
 WHERE task_type = ? AND flow_key IN (/*SLICE:flow_keys*/?)
 `
 
@@ -157,6 +162,7 @@ type FlowKeysGetRow struct {
 	Blocking     bool
 	RateLimit    int32
 	RateWindowUs int64
+	QueueLimit   int32
 }
 
 func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParams) ([]FlowKeysGetRow, error) {
@@ -185,6 +191,7 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 			&i.Blocking,
 			&i.RateLimit,
 			&i.RateWindowUs,
+			&i.QueueLimit,
 		); err != nil {
 			return nil, err
 		}
@@ -200,7 +207,8 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 }
 
 const flowKeysHolders = `-- name: FlowKeysHolders :many
-SELECT flow_key, CAST(SUM(status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(status = 'FAILED') AS SIGNED) AS failed
+SELECT flow_key, CAST(SUM(status <> 'FAILED') AS SIGNED) AS active, CAST(SUM(status = 'FAILED') AS SIGNED) AS failed,
+  CAST(SUM(status = 'QUEUED') AS SIGNED) AS queued
 FROM leasegen_tasks FORCE INDEX (leasegen_tasks_flow)
 WHERE flow_key IN (/*SLICE:flow_keys*/?) AND task_type = ?
   AND flow_state = 'HOLDING'
@@ -217,6 +225,7 @@ type FlowKeysHoldersRow struct {
 	FlowKey sql.NullString
 	Active  int64
 	Failed  int64
+	Queued  int64
 }
 
 // The keys' tasks that hold a slot, or do when their key blocks on
@@ -244,7 +253,12 @@ func (q *Queries) FlowKeysHolders(ctx context.Context, db DBTX, arg FlowKeysHold
 	var items []FlowKeysHoldersRow
 	for rows.Next() {
 		var i FlowKeysHoldersRow
-		if err := rows.Scan(&i.FlowKey, &i.Active, &i.Failed); err != nil {
+		if err := rows.Scan(
+			&i.FlowKey,
+			&i.Active,
+			&i.Failed,
+			&i.Queued,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -302,6 +316,9 @@ WHERE EXISTS (
   AND (k.rate_limit = 0 OR k.rate_limit > (
     SELECT COUNT(*) FROM leasegen_tasks b FORCE INDEX (leasegen_tasks_flow)
     WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.flow_state = 'HOLDING' AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
+  AND (k.queue_limit = 0 OR k.queue_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks q FORCE INDEX (leasegen_tasks_flow)
+    WHERE q.flow_key = k.flow_key AND q.task_type = k.task_type AND q.flow_state = 'HOLDING' AND q.status = 'QUEUED'))
 LIMIT ?
 `
 
@@ -530,7 +547,7 @@ const flowTaskQueueInSlot = `-- name: FlowTaskQueueInSlot :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   flow_slot = ?,
-  available_at = GREATEST(available_at, COALESCE(?, available_at)),
+  available_at = GREATEST(available_at, COALESCE(?, available_at), IF(?, NOW(3), available_at)),
   due_priority = priority,
   due_at = available_at,
   updated_at = NOW(3)
@@ -540,13 +557,19 @@ WHERE id = ? AND flow_state = 'WAITING'
 type FlowTaskQueueInSlotParams struct {
 	FlowSlot sql.NullInt32
 	FreeAt   interface{}
+	Fair     interface{}
 	ID       int64
 }
 
 // Gives a waiting task a slot of its key's concurrency and of its rate:
 // it becomes due when the rate slot is free again, at the earliest.
 func (q *Queries) FlowTaskQueueInSlot(ctx context.Context, db DBTX, arg FlowTaskQueueInSlotParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowTaskQueueInSlot, arg.FlowSlot, arg.FreeAt, arg.ID)
+	result, err := db.ExecContext(ctx, flowTaskQueueInSlot,
+		arg.FlowSlot,
+		arg.FreeAt,
+		arg.Fair,
+		arg.ID,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -556,6 +579,8 @@ func (q *Queries) FlowTaskQueueInSlot(ctx context.Context, db DBTX, arg FlowTask
 const flowTasksQueue = `-- name: FlowTasksQueue :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
+  flow_slot = IF(?, -1, NULL),
+  available_at = IF(?, GREATEST(available_at, NOW(3)), available_at),
   due_priority = priority,
   due_at = available_at,
   updated_at = NOW(3)
@@ -563,14 +588,19 @@ WHERE id IN (/*SLICE:ids*/?) AND flow_state = 'WAITING'
 `
 
 type FlowTasksQueueParams struct {
-	Ids []int64
+	Fair interface{}
+	Ids  []int64
 }
 
 // Gives the waiting tasks a release picked (sqlbuild.FirstWaiting) their
-// keys' slots.
+// keys' slots. A fairness key's tasks are due from now, at the back of
+// the queue, and marked (flow_slot -1) so that their starts release the
+// key again.
 func (q *Queries) FlowTasksQueue(ctx context.Context, db DBTX, arg FlowTasksQueueParams) (int64, error) {
 	query := flowTasksQueue
 	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Fair)
+	queryParams = append(queryParams, arg.Fair)
 	if len(arg.Ids) > 0 {
 		for _, v := range arg.Ids {
 			queryParams = append(queryParams, v)

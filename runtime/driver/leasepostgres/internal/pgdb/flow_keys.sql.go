@@ -27,7 +27,7 @@ func (q *Queries) FlowKeyDelete(ctx context.Context, db DBTX, arg FlowKeyDeleteP
 }
 
 const flowKeyList = `-- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us, k.queue_limit,
   (SELECT COUNT(*) FROM leasegen_flow_slots s
    WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
      AND (s.free_at > now() OR EXISTS (
@@ -57,6 +57,7 @@ type FlowKeyListRow struct {
 	Blocking     bool
 	RateLimit    int32
 	RateWindowUs int64
+	QueueLimit   int32
 	InWindow     int64
 	Running      int64
 	Holding      int32
@@ -79,6 +80,7 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 			&i.Blocking,
 			&i.RateLimit,
 			&i.RateWindowUs,
+			&i.QueueLimit,
 			&i.InWindow,
 			&i.Running,
 			&i.Holding,
@@ -98,7 +100,7 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 }
 
 const flowKeysGet = `-- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit FROM leasegen_flow_keys
 WHERE task_type = $1 AND flow_key = ANY($2::text[])
 `
 
@@ -113,6 +115,7 @@ type FlowKeysGetRow struct {
 	Blocking     bool
 	RateLimit    int32
 	RateWindowUs int64
+	QueueLimit   int32
 }
 
 func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParams) ([]FlowKeysGetRow, error) {
@@ -130,6 +133,7 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 			&i.Blocking,
 			&i.RateLimit,
 			&i.RateWindowUs,
+			&i.QueueLimit,
 		); err != nil {
 			return nil, err
 		}
@@ -147,7 +151,8 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 const flowKeysHolders = `-- name: FlowKeysHolders :many
 SELECT flow_key::text AS flow_key,
   COUNT(*) FILTER (WHERE status <> 'FAILED') AS active,
-  COUNT(*) FILTER (WHERE status = 'FAILED') AS failed
+  COUNT(*) FILTER (WHERE status = 'FAILED') AS failed,
+  COUNT(*) FILTER (WHERE status = 'QUEUED') AS queued
 FROM leasegen_tasks
 WHERE flow_key = ANY($1::text[]) AND task_type = $2
   AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
@@ -163,6 +168,7 @@ type FlowKeysHoldersRow struct {
 	FlowKey string
 	Active  int64
 	Failed  int64
+	Queued  int64
 }
 
 func (q *Queries) FlowKeysHolders(ctx context.Context, db DBTX, arg FlowKeysHoldersParams) ([]FlowKeysHoldersRow, error) {
@@ -174,7 +180,12 @@ func (q *Queries) FlowKeysHolders(ctx context.Context, db DBTX, arg FlowKeysHold
 	var items []FlowKeysHoldersRow
 	for rows.Next() {
 		var i FlowKeysHoldersRow
-		if err := rows.Scan(&i.FlowKey, &i.Active, &i.Failed); err != nil {
+		if err := rows.Scan(
+			&i.FlowKey,
+			&i.Active,
+			&i.Failed,
+			&i.Queued,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -218,6 +229,9 @@ WHERE EXISTS (
   AND (k.rate_limit = 0 OR k.rate_limit > (
     SELECT COUNT(*) FROM leasegen_tasks b
     WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
+  AND (k.queue_limit = 0 OR k.queue_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks q
+    WHERE q.flow_key = k.flow_key AND q.task_type = k.task_type AND q.status = 'QUEUED'))
 LIMIT $1
 `
 
@@ -255,16 +269,17 @@ func (q *Queries) FlowKeysStalled(ctx context.Context, db DBTX, arg FlowKeysStal
 
 const flowKeysUpsert = `-- name: FlowKeysUpsert :exec
 
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window, 1
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit, version)
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window, k.queue_limit, 1
 FROM (
   SELECT unnest($1::text[]) AS task_type, unnest($2::text[]) AS flow_key,
          unnest($3::integer[]) AS key_limit, unnest($4::boolean[]) AS blocking,
-         unnest($5::integer[]) AS rate_limit, unnest($6::bigint[]) AS rate_window
+         unnest($5::integer[]) AS rate_limit, unnest($6::bigint[]) AS rate_window,
+         unnest($7::integer[]) AS queue_limit
 ) AS k
 ON CONFLICT (task_type, flow_key) DO UPDATE
 SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, rate_limit = EXCLUDED.rate_limit,
-  rate_window_us = EXCLUDED.rate_window_us, version = leasegen_flow_keys.version + 1
+  rate_window_us = EXCLUDED.rate_window_us, queue_limit = EXCLUDED.queue_limit, version = leasegen_flow_keys.version + 1
 `
 
 type FlowKeysUpsertParams struct {
@@ -274,6 +289,7 @@ type FlowKeysUpsertParams struct {
 	Blockings   []bool
 	RateLimits  []int32
 	RateWindows []int64
+	QueueLimits []int32
 }
 
 // Queries on concurrency keys (see queries/mysql/flow_keys.sql). The
@@ -293,6 +309,7 @@ func (q *Queries) FlowKeysUpsert(ctx context.Context, db DBTX, arg FlowKeysUpser
 		pq.Array(arg.Blockings),
 		pq.Array(arg.RateLimits),
 		pq.Array(arg.RateWindows),
+		pq.Array(arg.QueueLimits),
 	)
 	return err
 }
@@ -454,21 +471,28 @@ const flowTaskQueueInSlot = `-- name: FlowTaskQueueInSlot :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   flow_slot = $1,
-  available_at = GREATEST(available_at, COALESCE($2::timestamptz, available_at)),
+  available_at = GREATEST(available_at, COALESCE($2::timestamptz, available_at),
+                          CASE WHEN $3::boolean THEN now() ELSE available_at END),
   updated_at = now()
-WHERE id = $3 AND status = 'WAITING'
+WHERE id = $4 AND status = 'WAITING'
 `
 
 type FlowTaskQueueInSlotParams struct {
 	FlowSlot sql.NullInt32
 	FreeAt   sql.NullTime
+	Fair     bool
 	ID       int64
 }
 
 // Gives a waiting task a slot of its key's concurrency and of its rate:
 // it becomes due when the rate slot is free again, at the earliest.
 func (q *Queries) FlowTaskQueueInSlot(ctx context.Context, db DBTX, arg FlowTaskQueueInSlotParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowTaskQueueInSlot, arg.FlowSlot, arg.FreeAt, arg.ID)
+	result, err := db.ExecContext(ctx, flowTaskQueueInSlot,
+		arg.FlowSlot,
+		arg.FreeAt,
+		arg.Fair,
+		arg.ID,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -476,16 +500,21 @@ func (q *Queries) FlowTaskQueueInSlot(ctx context.Context, db DBTX, arg FlowTask
 }
 
 const flowTasksQueue = `-- name: FlowTasksQueue :execrows
-UPDATE leasegen_tasks SET status = 'QUEUED', updated_at = now()
-WHERE id = ANY($1::bigint[]) AND status = 'WAITING'
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  flow_slot = CASE WHEN $1::boolean THEN -1 END,
+  available_at = CASE WHEN $1::boolean THEN GREATEST(available_at, now()) ELSE available_at END,
+  updated_at = now()
+WHERE id = ANY($2::bigint[]) AND status = 'WAITING'
 `
 
 type FlowTasksQueueParams struct {
-	Ids []int64
+	Fair bool
+	Ids  []int64
 }
 
 func (q *Queries) FlowTasksQueue(ctx context.Context, db DBTX, arg FlowTasksQueueParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowTasksQueue, pq.Array(arg.Ids))
+	result, err := db.ExecContext(ctx, flowTasksQueue, arg.Fair, pq.Array(arg.Ids))
 	if err != nil {
 		return 0, err
 	}

@@ -41,6 +41,7 @@ type LeasegenFlowKey struct {
 	Version      int64
 	RateLimit    int32
 	RateWindowUs int64
+	QueueLimit   int32
 }
 
 type LeasegenFlowSlot struct {

@@ -26,7 +26,7 @@ func (q *Queries) FlowKeyDelete(ctx context.Context, db DBTX, arg FlowKeyDeleteP
 }
 
 const flowKeyList = `-- name: FlowKeyList :many
-SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us,
+SELECT k.task_type, k.flow_key, k.key_limit, k.blocking, k.rate_limit, k.rate_window_us, k.queue_limit,
   (SELECT COUNT(*) FROM leasegen_flow_slots s
    WHERE s.task_type = k.task_type AND s.flow_key = k.flow_key
      AND (s.free_at > (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) OR EXISTS (
@@ -56,6 +56,7 @@ type FlowKeyListRow struct {
 	Blocking     int64
 	RateLimit    int64
 	RateWindowUs int64
+	QueueLimit   int64
 	InWindow     int64
 	Running      int64
 	Holding      int64
@@ -78,6 +79,7 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 			&i.Blocking,
 			&i.RateLimit,
 			&i.RateWindowUs,
+			&i.QueueLimit,
 			&i.InWindow,
 			&i.Running,
 			&i.Holding,
@@ -98,11 +100,11 @@ func (q *Queries) FlowKeyList(ctx context.Context, db DBTX, arg FlowKeyListParam
 
 const flowKeyUpsert = `-- name: FlowKeyUpsert :exec
 
-INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, version)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)
+INSERT INTO leasegen_flow_keys (task_type, flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit, version)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1)
 ON CONFLICT (task_type, flow_key) DO UPDATE
 SET key_limit = EXCLUDED.key_limit, blocking = EXCLUDED.blocking, rate_limit = EXCLUDED.rate_limit,
-  rate_window_us = EXCLUDED.rate_window_us, version = leasegen_flow_keys.version + 1
+  rate_window_us = EXCLUDED.rate_window_us, queue_limit = EXCLUDED.queue_limit, version = leasegen_flow_keys.version + 1
 `
 
 type FlowKeyUpsertParams struct {
@@ -112,6 +114,7 @@ type FlowKeyUpsertParams struct {
 	Blocking     int64
 	RateLimit    int64
 	RateWindowUs int64
+	QueueLimit   int64
 }
 
 // Queries on concurrency keys (see queries/mysql/flow_keys.sql). SQLite
@@ -127,12 +130,13 @@ func (q *Queries) FlowKeyUpsert(ctx context.Context, db DBTX, arg FlowKeyUpsertP
 		arg.Blocking,
 		arg.RateLimit,
 		arg.RateWindowUs,
+		arg.QueueLimit,
 	)
 	return err
 }
 
 const flowKeysGet = `-- name: FlowKeysGet :many
-SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us FROM leasegen_flow_keys
+SELECT flow_key, key_limit, blocking, rate_limit, rate_window_us, queue_limit FROM leasegen_flow_keys
 WHERE task_type = ?1 AND flow_key IN (/*SLICE:flow_keys*/?)
 `
 
@@ -147,6 +151,7 @@ type FlowKeysGetRow struct {
 	Blocking     int64
 	RateLimit    int64
 	RateWindowUs int64
+	QueueLimit   int64
 }
 
 func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParams) ([]FlowKeysGetRow, error) {
@@ -175,6 +180,7 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 			&i.Blocking,
 			&i.RateLimit,
 			&i.RateWindowUs,
+			&i.QueueLimit,
 		); err != nil {
 			return nil, err
 		}
@@ -192,7 +198,8 @@ func (q *Queries) FlowKeysGet(ctx context.Context, db DBTX, arg FlowKeysGetParam
 const flowKeysHolders = `-- name: FlowKeysHolders :many
 SELECT CAST(flow_key AS TEXT) AS flow_key,
   CAST(SUM(status <> 'FAILED') AS INTEGER) AS active,
-  CAST(SUM(status = 'FAILED') AS INTEGER) AS failed
+  CAST(SUM(status = 'FAILED') AS INTEGER) AS failed,
+  CAST(SUM(status = 'QUEUED') AS INTEGER) AS queued
 FROM leasegen_tasks
 WHERE task_type = ?1 AND flow_key IN (/*SLICE:flow_keys*/?)
   AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
@@ -208,6 +215,7 @@ type FlowKeysHoldersRow struct {
 	FlowKey string
 	Active  int64
 	Failed  int64
+	Queued  int64
 }
 
 func (q *Queries) FlowKeysHolders(ctx context.Context, db DBTX, arg FlowKeysHoldersParams) ([]FlowKeysHoldersRow, error) {
@@ -230,7 +238,12 @@ func (q *Queries) FlowKeysHolders(ctx context.Context, db DBTX, arg FlowKeysHold
 	var items []FlowKeysHoldersRow
 	for rows.Next() {
 		var i FlowKeysHoldersRow
-		if err := rows.Scan(&i.FlowKey, &i.Active, &i.Failed); err != nil {
+		if err := rows.Scan(
+			&i.FlowKey,
+			&i.Active,
+			&i.Failed,
+			&i.Queued,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -285,6 +298,9 @@ WHERE EXISTS (
   AND (k.rate_limit = 0 OR k.rate_limit > (
     SELECT COUNT(*) FROM leasegen_tasks b
     WHERE b.flow_key = k.flow_key AND b.task_type = k.task_type AND b.status = 'QUEUED' AND b.flow_slot IS NOT NULL))
+  AND (k.queue_limit = 0 OR k.queue_limit > (
+    SELECT COUNT(*) FROM leasegen_tasks q
+    WHERE q.flow_key = k.flow_key AND q.task_type = k.task_type AND q.status = 'QUEUED'))
 LIMIT ?
 `
 
@@ -509,22 +525,28 @@ const flowTaskQueueInSlot = `-- name: FlowTaskQueueInSlot :execrows
 UPDATE leasegen_tasks SET
   status = 'QUEUED',
   flow_slot = ?1,
-  available_at = MAX(available_at, COALESCE(?2, available_at)),
-  due_at = MAX(available_at, COALESCE(?2, available_at)),
+  available_at = MAX(available_at, COALESCE(?2, available_at), IIF(?3, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), available_at)),
+  due_at = MAX(available_at, COALESCE(?2, available_at), IIF(?3, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)), available_at)),
   updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
-WHERE id = ?3 AND status = 'WAITING'
+WHERE id = ?4 AND status = 'WAITING'
 `
 
 type FlowTaskQueueInSlotParams struct {
 	FlowSlot sql.NullInt64
 	FreeAt   interface{}
+	Fair     interface{}
 	ID       int64
 }
 
 // Gives a waiting task a slot of its key's concurrency and of its rate:
 // it becomes due when the rate slot is free again, at the earliest.
 func (q *Queries) FlowTaskQueueInSlot(ctx context.Context, db DBTX, arg FlowTaskQueueInSlotParams) (int64, error) {
-	result, err := db.ExecContext(ctx, flowTaskQueueInSlot, arg.FlowSlot, arg.FreeAt, arg.ID)
+	result, err := db.ExecContext(ctx, flowTaskQueueInSlot,
+		arg.FlowSlot,
+		arg.FreeAt,
+		arg.Fair,
+		arg.ID,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -532,17 +554,24 @@ func (q *Queries) FlowTaskQueueInSlot(ctx context.Context, db DBTX, arg FlowTask
 }
 
 const flowTasksQueue = `-- name: FlowTasksQueue :execrows
-UPDATE leasegen_tasks SET status = 'QUEUED', due_at = available_at, updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  flow_slot = IIF(?1, -1, NULL),
+  available_at = IIF(?1, MAX(available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))), available_at),
+  due_at = IIF(?1, MAX(available_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))), available_at),
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
 WHERE status = 'WAITING' AND id IN (/*SLICE:ids*/?)
 `
 
 type FlowTasksQueueParams struct {
-	Ids []int64
+	Fair interface{}
+	Ids  []int64
 }
 
 func (q *Queries) FlowTasksQueue(ctx context.Context, db DBTX, arg FlowTasksQueueParams) (int64, error) {
 	query := flowTasksQueue
 	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Fair)
 	if len(arg.Ids) > 0 {
 		for _, v := range arg.Ids {
 			queryParams = append(queryParams, v)

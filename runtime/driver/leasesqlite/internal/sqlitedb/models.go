@@ -40,6 +40,7 @@ type LeasegenFlowKey struct {
 	Version      int64
 	RateLimit    int64
 	RateWindowUs int64
+	QueueLimit   int64
 }
 
 type LeasegenFlowSlot struct {
