@@ -213,13 +213,13 @@ func (b *builder) fieldTags(t *Task, st *types.Struct) {
 	case t.KeyField != "" && !t.Options.Unique && !t.Options.Idempotent:
 		b.errs.add(t.Pos, "add unique (deduplicate at enqueue) or idempotent (skip repeated work) to the directive", "key field %s of %s has no effect", t.KeyField, t.TypeName)
 	}
-	keyed := t.Options.KeyConcurrency > 0 || t.Options.Sequential || t.Options.KeyRate.Limit > 0
+	keyed := t.Options.KeyConcurrency > 0 || t.Options.Sequential || t.Options.KeyRate.Limit > 0 || t.Options.Fair
 	switch {
 	case keyed && t.ConcurrencyKeyField == "":
 		b.errs.add(t.Pos, "tag the string field whose value groups the tasks with `leasegen:\"concurrency_key\"`",
-			"task %s has key_concurrency, sequential or key_rate but no concurrency key field", t.TypeName)
+			"task %s has key_concurrency, sequential, key_rate or fair but no concurrency key field", t.TypeName)
 	case !keyed && t.ConcurrencyKeyField != "":
-		b.errs.add(t.Pos, "add key_concurrency=N (at most N of a key at once), sequential (one at a time, in enqueue order) or key_rate=N/DUR (at most N starts of a key in any DUR) to the directive",
+		b.errs.add(t.Pos, "add key_concurrency=N (at most N of a key at once), sequential (one at a time, in enqueue order), key_rate=N/DUR (at most N starts of a key in any DUR) or fair (keys share the claims) to the directive",
 			"concurrency key field %s of %s has no effect", t.ConcurrencyKeyField, t.TypeName)
 	}
 }

@@ -37,6 +37,8 @@ type options struct {
 	// length.
 	Rate    rate
 	KeyRate rate
+	// Fair shares the type's claims among its concurrency keys (fair).
+	Fair bool
 
 	// A periodic task's schedule: Cron (in Zone) or Every.
 	Cron        string
@@ -60,7 +62,7 @@ type optionError struct {
 
 // optionNames lists every option, for hints.
 var optionNames = []string{"name", "priority", "max_attempts", "timeout", "lease", "backoff", "concurrency", "idempotent", "unique",
-	"key_concurrency", "sequential", "rate", "key_rate", "cron", "tz", "every", "misfire", "overlap", "payload"}
+	"key_concurrency", "sequential", "rate", "key_rate", "fair", "cron", "tz", "every", "misfire", "overlap", "payload"}
 
 var taskNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:-]*$`)
 
@@ -106,6 +108,8 @@ func parseDirective(text string) (options, []optionError) {
 		switch key {
 		case "idempotent":
 			flag(&o.Idempotent)
+		case "fair":
+			flag(&o.Fair)
 		case "unique":
 			flag(&o.Unique)
 		case "name":
@@ -240,6 +244,10 @@ type rate struct {
 // maxRateLimit is the runtime's limit on a rate's starts.
 const maxRateLimit = 10_000
 
+// fairShare is the runtime's share of the queue of a fairness key of
+// weight 1.
+const fairShare = 100
+
 // parseRate parses N/DUR, or says what is wrong with it.
 func parseRate(value string) (rate, string) {
 	n, per, ok := strings.Cut(value, "/")
@@ -257,14 +265,23 @@ func parseRate(value string) (rate, string) {
 	return rate{Limit: limit, Window: window, Text: value}, ""
 }
 
-// checkRedundant reports limits of a key that the type's own limit keeps
-// from ever binding: a key's rate over no longer a window than the type's
-// that allows as many starts, a key's concurrency at or above the type's.
+// checkRedundant reports limits that another keeps from ever binding: a
+// key's rate over no longer a window than the type's that allows as many
+// starts, a key's concurrency at or above the type's, fairness beside a
+// sequence or a key's concurrency within the fair share.
 func checkRedundant(o options, at map[string]int) []optionError {
 	var errs []optionError
 	if o.Rate.Limit > 0 && o.KeyRate.Limit >= o.Rate.Limit && o.KeyRate.Window <= o.Rate.Window {
 		errs = append(errs, optionError{Offset: at["key_rate"], Hint: "drop key_rate=, or allow a key fewer starts than the type",
 			Msg: fmt.Sprintf("key_rate=%s never binds: rate=%s lets the whole type start no more", o.KeyRate.Text, o.Rate.Text)})
+	}
+	switch {
+	case o.Fair && o.Sequential:
+		errs = append(errs, optionError{Offset: at["fair"], Hint: "drop fair: a sequence has one task queued at a time already",
+			Msg: "fair never binds beside sequential"})
+	case o.Fair && o.KeyConcurrency > 0 && o.KeyConcurrency <= fairShare:
+		errs = append(errs, optionError{Offset: at["fair"], Hint: fmt.Sprintf("drop fair: a key has at most %d tasks queued already", o.KeyConcurrency),
+			Msg: fmt.Sprintf("fair never binds beside key_concurrency=%d", o.KeyConcurrency)})
 	}
 	if o.Concurrency > 0 && o.KeyConcurrency >= o.Concurrency {
 		errs = append(errs, optionError{Offset: at["key_concurrency"], Hint: "drop key_concurrency=, or allow a key fewer tasks than the type",

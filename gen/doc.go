@@ -38,10 +38,16 @@
 //	key_rate=N/DUR   at most N tasks with the same concurrency key start in any
 //	                 window of DUR (runtime.WithKeyRate); with key_concurrency or
 //	                 sequential, both hold
+//	fair             the type's claims are shared among its concurrency keys:
+//	                 one key's backlog delays another key's first task by about
+//	                 a claim batch (runtime.WithFairnessKey, weight 1; pass
+//	                 WithFairnessKey with the same key at the enqueue for
+//	                 another weight)
 //
-// A limit of a key that the type's own limit keeps from ever binding
-// (key_rate=N/DUR beside rate=M/DUR2 with N >= M and DUR <= DUR2,
-// key_concurrency=N beside concurrency=M with N >= M) is refused.
+// A rule that another keeps from ever binding is refused: key_rate=N/DUR
+// beside rate=M/DUR2 with N >= M and DUR <= DUR2, key_concurrency=N
+// beside concurrency=M with N >= M, fair beside sequential or beside
+// key_concurrency=N with N <= 100.
 //
 // A periodic task adds a schedule (one of cron and every), and the
 // generated Register hands it to the worker (runtime.WithSchedule):
@@ -64,8 +70,8 @@
 // key (needed by unique, used by idempotent); leasegen:"owner" marks the
 // string field stored as the task's owner id; leasegen:"concurrency_key"
 // marks the string field whose value groups tasks for key_concurrency,
-// sequential and key_rate (the field needs one of them, and each of them
-// the field; sequential with key_concurrency is refused).
+// sequential, key_rate and fair (the field needs one of them, and each of
+// them the field; sequential with key_concurrency is refused).
 //
 // Payloads are encoded as JSON. Fields must round-trip: nested structs,
 // pointers, slices, arrays, maps with string or integer keys, embedded

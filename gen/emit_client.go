@@ -178,6 +178,9 @@ func emitRequest(t *Task) jen.Code {
 	if r := t.Options.KeyRate; r.Limit > 0 {
 		defaults = append(defaults, jen.Qual(runtimePath, "WithKeyRate").Call(key, jen.Lit(r.Limit), durationCode(r.Window)))
 	}
+	if t.Options.Fair {
+		defaults = append(defaults, jen.Qual(runtimePath, "WithFairnessKey").Call(key, jen.Lit(1)))
+	}
 	options := jen.Id("opts")
 	if len(defaults) > 0 {
 		options = jen.Append(append([]jen.Code{jen.Index().Qual(runtimePath, "EnqueueOption").Values(defaults...)}, jen.Id("opts").Op("..."))...)

@@ -87,7 +87,8 @@ func newFixture(t *testing.T, kind string, opts Options) *fixture {
 
 // enqueueKeyed enqueues two tasks of one concurrency key with a limit of
 // 1, due in an hour: one holds the key's slot, one waits; and three of a
-// key with a rate of 2 an hour: two hold its starts, one waits.
+// fair key (weight 3) with a rate of 2 an hour: two hold its starts, one
+// waits.
 func (f *fixture) enqueueKeyed(t *testing.T) {
 	t.Helper()
 	for range 2 {
@@ -95,7 +96,8 @@ func (f *fixture) enqueueKeyed(t *testing.T) {
 		dbtest.Must(t, "enqueue keyed", err)
 	}
 	for range 3 {
-		_, err := f.client.Enqueue(bg, "called", []byte(`{}`), runtime.WithKeyRate("api", 2, time.Hour), runtime.WithDelay(time.Hour))
+		_, err := f.client.Enqueue(bg, "called", []byte(`{}`), runtime.WithKeyRate("api", 2, time.Hour), runtime.WithFairnessKey("api", 3),
+			runtime.WithDelay(time.Hour))
 		dbtest.Must(t, "enqueue rated", err)
 	}
 }
@@ -189,7 +191,7 @@ func TestPages(t *testing.T) {
 				`<code>trace_id</code> 4bf92f3577b34da6a3ce929d0e0e4736`},
 			"/ops/tasks/workers": {"data-worker=", "report"},
 			"/ops/tasks/keys": {`data-key="acct-&lt;b&gt;9&lt;/b&gt;"`, `<td class="num">0</td><td class="num">1</td><td>at its limit</td>`, `tasks?status=waiting&type=synced">1</a>`,
-				`<td class="num">none</td>`, `<td>at its rate</td>`, `<td>2 per 1h0m0s</td><td class="num">2</td>`},
+				`<td class="num">none</td>`, `<td>at its rate</td>`, `<td>2 per 1h0m0s</td><td class="num">2</td><td class="num">300 queued</td>`},
 			"/ops/tasks/types":                 {`data-type="report"`, "pause"},
 			"/ops/tasks/schedules":             {`data-schedule="hourly-report"`, "cron @hourly Europe/Berlin", " UTC (", ", Europe/Berlin)", "active (1 workers)", ">pause<", ">trigger<"},
 			"/ops/tasks/tasks?status=nonsense": {"unknown status"},

@@ -442,7 +442,7 @@ func keys(ctx context.Context, e *env, args []string) error {
 		for i, k := range list {
 			out[i] = keyJSON{Type: k.Type, Key: k.Key, Limit: k.Limit, BlockOnFailure: k.BlockOnFailure,
 				Running: k.Running, Holding: k.Holding, Waiting: k.Waiting, AtLimit: k.AtLimit(),
-				Rate: k.Rate, StartsInWindow: k.StartsInWindow, AtRate: k.AtRate()}
+				Rate: k.Rate, StartsInWindow: k.StartsInWindow, AtRate: k.AtRate(), Share: k.Share}
 			if k.Rate > 0 {
 				out[i].RateWindow = k.RateWindow.String()
 			}
@@ -450,7 +450,7 @@ func keys(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, out)
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TYPE\tKEY\tLIMIT\tRUNNING\tHOLDING\tWAITING\tAT LIMIT\tRATE\tIN WINDOW\tAT RATE")
+	fmt.Fprintln(w, "TYPE\tKEY\tLIMIT\tRUNNING\tHOLDING\tWAITING\tAT LIMIT\tRATE\tIN WINDOW\tAT RATE\tFAIR SHARE")
 	for _, k := range list {
 		limit := limitText(k.Limit)
 		if k.BlockOnFailure {
@@ -460,8 +460,8 @@ func keys(ctx context.Context, e *env, args []string) error {
 		if k.Rate > 0 {
 			rate, inWindow, atRate = fmt.Sprintf("%d/%s", k.Rate, k.RateWindow), strconv.Itoa(k.StartsInWindow), yesNo(k.AtRate())
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", k.Type, k.Key, limit, k.Running, k.Holding, k.Waiting,
-			yesNo(k.AtLimit()), rate, inWindow, atRate)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", k.Type, k.Key, limit, k.Running, k.Holding, k.Waiting,
+			yesNo(k.AtLimit()), rate, inWindow, atRate, limitText(k.Share))
 	}
 	return w.Flush()
 }

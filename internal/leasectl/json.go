@@ -131,4 +131,6 @@ type keyJSON struct {
 	RateWindow     string `json:"rate_window,omitempty"`
 	StartsInWindow int    `json:"starts_in_window,omitempty"`
 	AtRate         bool   `json:"at_rate"`
+	// Share is a fairness key's most tasks queued at once (0: not fair).
+	Share int `json:"share,omitempty"`
 }

@@ -132,7 +132,7 @@ func TestCommands(t *testing.T) {
 			}
 			code, out, _ = tg.ctl(t, "keys")
 			expect(t, "keys", code, 0, out, "TYPE", "WAITING", "held  acct-1  1      0        1        2        yes       none",
-				"held  api     none   0        1        1        no        1/1h0m0s  1          yes")
+				"held  api     none   0        1        1        no        1/1h0m0s  1          yes      none")
 			code, out, _ = tg.ctl(t, "keys", "-json")
 			expect(t, "keys -json", code, 0, out, `"key": "acct-1"`, `"waiting": 2`, `"at_limit": true`, `"rate_window": "1h0m0s"`, `"at_rate": true`)
 			for _, id := range held {

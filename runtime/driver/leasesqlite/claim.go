@@ -40,6 +40,10 @@ func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.Cl
 // the same transaction, which claimLimited has.
 var errKeyRated = errors.New("a scanned task holds a rate slot")
 
+// rateSlotted reports a scanned task that holds a slot of its key's rate
+// (a fair key's share, -1, needs nothing at its start).
+func rateSlotted(r sqlitedb.TaskClaimScanRow) bool { return r.FlowSlot.Valid && r.FlowSlot.Int64 >= 0 }
+
 // claimScanned claims in rounds of two steps: a scan for claimable tasks
 // without the write lock, then takes of those still queued at the attempt
 // the scan saw, with one UPDATE per lease length (a task another process
@@ -55,8 +59,11 @@ func (s *store) claimScanned(ctx context.Context, req driver.ClaimRequest) ([]dr
 		if err != nil || len(scanned) == 0 {
 			return claimed, err
 		}
-		if claimed == nil && slices.ContainsFunc(scanned, func(r sqlitedb.TaskClaimScanRow) bool { return r.FlowSlot.Valid }) {
-			return nil, errKeyRated
+		if slices.ContainsFunc(scanned, rateSlotted) {
+			if claimed == nil {
+				return nil, errKeyRated
+			}
+			return claimed, nil // the next claim takes the rest under the lock
 		}
 		taken, err := s.takeScanned(ctx, req, scanned)
 		if err != nil {

@@ -180,9 +180,9 @@ func testKeySequenceFailureRules(t *testing.T, b *Bundle) {
 	}
 }
 
-// Three worker processes over 1,200 tasks of 20 keys, twelve under a limit
-// of 2 and eight sequential, six of them with a rate of 10 starts per
-// 250 ms, while random workers are killed with SIGKILL
+// Three worker processes over 1,200 tasks of 20 keys, two fair, ten under
+// a limit of 2 and eight sequential, six of them with a rate of 10 starts
+// per 250 ms, while random workers are killed with SIGKILL
 // and restarted: besides what every kill -9 run checks (nothing lost,
 // nothing done twice), no key ever ran more tasks at once than its limit,
 // each sequential key's tasks started in enqueue order (a task killed
@@ -199,6 +199,7 @@ func testKill9KeyedWorkers(t *testing.T, b *Bundle) {
 		sequential = 8 // the last keys
 		keyLimit   = 2
 		rated      = 4 // the keys before the sequential ones, and the last two
+		fair       = 2 // the first keys: fairness keys without a limit
 		rateLimit  = 10
 		rateWindow = 250 * time.Millisecond
 	)
@@ -211,9 +212,13 @@ func testKill9KeyedWorkers(t *testing.T, b *Bundle) {
 		key := fmt.Sprintf("k%02d", k)
 		opts := []runtime.EnqueueOption{runtime.WithConcurrencyKey(key, keyLimit), runtime.WithMaxAttempts(50)}
 		limits[key] = keyLimit
-		if k >= keys-sequential {
+		switch {
+		case k >= keys-sequential:
 			opts[0] = runtime.WithSequentialKey(key, runtime.SequenceContinue)
 			limits[key] = 1
+		case k < fair:
+			opts[0] = runtime.WithFairnessKey(key, 1+k) // no concurrency limit
+			delete(limits, key)
 		}
 		if (k >= keys-sequential-rated && k < keys-sequential) || k >= keys-2 {
 			opts = append(opts, runtime.WithKeyRate(key, rateLimit, rateWindow))
@@ -228,8 +233,8 @@ func testKill9KeyedWorkers(t *testing.T, b *Bundle) {
 	run := killWorkers(t, b, tasks)
 	samples := stopSampling()
 	for key, n := range sampled {
-		if n > limits[key] {
-			t.Errorf("key %s had %d tasks running in a sample of the database, its limit is %d", key, n, limits[key])
+		if limit, ok := limits[key]; ok && n > limit {
+			t.Errorf("key %s had %d tasks running in a sample of the database, its limit is %d", key, n, limit)
 		}
 	}
 	peak := peakBy(run.rows, func(r Interval) string { return r.Key })

@@ -29,3 +29,11 @@ type NotifyPayload struct {
 type PingPayload struct {
 	Host string `json:"host" leasegen:"concurrency_key"`
 }
+
+// ReportPayload builds a tenant's report: tenants share the workers, so a
+// tenant with a million reports queued does not hold the others back.
+//
+//leasegen:task fair key_rate=100/1m
+type ReportPayload struct {
+	Tenant string `json:"tenant" leasegen:"concurrency_key"`
+}

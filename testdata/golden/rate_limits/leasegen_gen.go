@@ -36,6 +36,11 @@ const (
 	// PingPayload pings a host at most once a second, per host, without a
 	// concurrency limit.
 	TaskPing = "ping"
+	// TaskReport is the task type of ReportPayload.
+	//
+	// ReportPayload builds a tenant's report: tenants share the workers, so a
+	// tenant with a million reports queued does not hold the others back.
+	TaskReport = "report"
 )
 
 // Client enqueues the tasks of package rate_limits with typed payloads.
@@ -83,6 +88,14 @@ type Enqueuer interface {
 	EnqueuePingBatch(ctx context.Context, ps []PingPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 	// EnqueuePingBatchTx enqueues a TaskPing task per payload inside tx.
 	EnqueuePingBatchTx(ctx context.Context, tx *sql.Tx, ps []PingPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueReport enqueues a TaskReport task.
+	EnqueueReport(ctx context.Context, p ReportPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
+	// EnqueueReportTx enqueues a TaskReport task inside tx.
+	EnqueueReportTx(ctx context.Context, tx *sql.Tx, p ReportPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error)
+	// EnqueueReportBatch enqueues a TaskReport task per payload, atomically.
+	EnqueueReportBatch(ctx context.Context, ps []ReportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
+	// EnqueueReportBatchTx enqueues a TaskReport task per payload inside tx.
+	EnqueueReportBatchTx(ctx context.Context, tx *sql.Tx, ps []ReportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error)
 }
 
 var _ Enqueuer = (*Client)(nil)
@@ -343,6 +356,69 @@ func newPingRequest(p PingPayload, opts []runtime.EnqueueOption) (runtime.Reques
 	}, nil
 }
 
+// EnqueueReport enqueues a TaskReport task with payload p; opts override the annotation's defaults.
+//
+// ReportPayload builds a tenant's report: tenants share the workers, so a
+// tenant with a million reports queued does not hold the others back.
+func (c *Client) EnqueueReport(ctx context.Context, p ReportPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error) {
+	req, err := newReportRequest(p, opts)
+	if err != nil {
+		return 0, err
+	}
+	return c.rt.EnqueueRequest(ctx, req)
+}
+
+// EnqueueReportTx enqueues a TaskReport task inside tx: workers see it once tx commits,
+// and never if it rolls back.
+func (c *Client) EnqueueReportTx(ctx context.Context, tx *sql.Tx, p ReportPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error) {
+	req, err := newReportRequest(p, opts)
+	if err != nil {
+		return 0, err
+	}
+	return c.rt.EnqueueRequestTx(ctx, tx, req)
+}
+
+// EnqueueReportBatch enqueues a TaskReport task per payload, atomically and in as few
+// statements as the database allows. The ids follow the order of ps.
+func (c *Client) EnqueueReportBatch(ctx context.Context, ps []ReportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newReportRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueMany(ctx, reqs)
+}
+
+// EnqueueReportBatchTx enqueues a TaskReport task per payload inside tx: workers see them
+// once tx commits, and none if it rolls back. The ids follow the order of ps.
+func (c *Client) EnqueueReportBatchTx(ctx context.Context, tx *sql.Tx, ps []ReportPayload, opts ...runtime.EnqueueOption) ([]runtime.TaskID, error) {
+	reqs := make([]runtime.Request, len(ps))
+	for i, p := range ps {
+		req, err := newReportRequest(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = req
+	}
+	return c.rt.EnqueueManyTx(ctx, tx, reqs)
+}
+
+// newReportRequest encodes p and applies the annotation's defaults, then opts.
+func newReportRequest(p ReportPayload, opts []runtime.EnqueueOption) (runtime.Request, error) {
+	payload, err := runtime.EncodePayload(p)
+	if err != nil {
+		return runtime.Request{}, err
+	}
+	return runtime.Request{
+		Options: append([]runtime.EnqueueOption{runtime.WithKeyRate(p.Tenant, 100, time.Minute), runtime.WithFairnessKey(p.Tenant, 1)}, opts...),
+		Payload: payload,
+		Type:    TaskReport,
+	}, nil
+}
+
 // CallAPIHandler handles TaskCallAPI tasks.
 //
 // CallAPIPayload calls an API that allows 100 calls a minute in all.
@@ -381,6 +457,16 @@ type PingHandler interface {
 	HandlePing(ctx context.Context, t *runtime.Task, p PingPayload) error
 }
 
+// ReportHandler handles TaskReport tasks.
+//
+// ReportPayload builds a tenant's report: tenants share the workers, so a
+// tenant with a million reports queued does not hold the others back.
+type ReportHandler interface {
+	// HandleReport runs one execution; an error retries it with backoff unless it is
+	// runtime.Permanent, and runtime.Snooze(d) runs it again later.
+	HandleReport(ctx context.Context, t *runtime.Task, p ReportPayload) error
+}
+
 // Handlers handles every task of package rate_limits; Register needs all of them,
 // so a missing handler is a compile error.
 type Handlers interface {
@@ -388,6 +474,7 @@ type Handlers interface {
 	SyncAccountHandler
 	NotifyHandler
 	PingHandler
+	ReportHandler
 }
 
 // RegisterCallAPI wires TaskCallAPI tasks to h on w, with the options of the annotation;
@@ -414,6 +501,12 @@ func RegisterPing(w runtime.Registrar, h PingHandler) error {
 	return w.Handle(TaskPing, handlePing(h))
 }
 
+// RegisterReport wires TaskReport tasks to h on w, with the options of the annotation;
+// a worker dedicated to them registers only this. Call it before the worker starts.
+func RegisterReport(w runtime.Registrar, h ReportHandler) error {
+	return w.Handle(TaskReport, handleReport(h))
+}
+
 // Register wires every task of package rate_limits to h on w, with the options of its
 // annotation. w is a *runtime.Worker, or a test harness; call it before the worker starts.
 func Register(w runtime.Registrar, h Handlers) error {
@@ -427,6 +520,9 @@ func Register(w runtime.Registrar, h Handlers) error {
 		return err
 	}
 	if err := RegisterPing(w, h); err != nil {
+		return err
+	}
+	if err := RegisterReport(w, h); err != nil {
 		return err
 	}
 	return nil
@@ -473,5 +569,16 @@ func handlePing(h PingHandler) runtime.HandlerFunc {
 			return err
 		}
 		return h.HandlePing(ctx, t, p)
+	}
+}
+
+// handleReport decodes ReportPayload payloads for h.
+func handleReport(h ReportHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p ReportPayload
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		return h.HandleReport(ctx, t, p)
 	}
 }
