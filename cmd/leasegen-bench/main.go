@@ -1,7 +1,10 @@
 // Command leasegen-bench measures the lease runtime on this machine and
 // prints one table: enqueue rates, the burn-down of queued no-op tasks by one
 // and by several worker processes, and of tasks spread over 1,000
-// concurrency keys (at key_concurrency=1, and sequential), the burn-down by
+// concurrency keys (at key_concurrency=1, sequential, and a rate per key
+// that binds) and of a type under a rate that binds, the delays of 50
+// small keys behind one key's backlog of 100,000 (with fairness keys and
+// without), the burn-down by
 // 1, 2, 4 and 8 worker
 // hosts (network namespaces; as root), enqueue-to-start latency from the
 // worker's own process and from another one, SQL statements per task, the
@@ -53,7 +56,7 @@ type options struct {
 }
 
 // groups are the figure groups, in the order they run and print.
-var groups = []string{"enqueue", "burn", "keys", "hosts", "ceiling", "latency", "recovery", "footprint", "river"}
+var groups = []string{"enqueue", "burn", "keys", "fairness", "hosts", "ceiling", "latency", "recovery", "footprint", "river"}
 
 func main() {
 	o, err := parseFlags(os.Args[1:])

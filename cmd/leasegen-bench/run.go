@@ -41,6 +41,11 @@ func steps(o options) []step {
 			return burnDownKeyed(ctx, o, s, 1, 0, false, &r, keyedBurnName(o, r), t)
 		}})
 	}
+	for _, weight := range fairWeights {
+		all = append(all, step{"fairness", fmt.Sprintf("one key's backlog before 50 keys, fairness weight %d", weight), func(ctx context.Context, s *scratch, t *table) error {
+			return fairness(ctx, s, weight, t)
+		}})
+	}
 	if o.kind() != kindSQLite { // an embedded file has no network to cross
 		for _, n := range hostCounts {
 			all = append(all, step{"hosts", fmt.Sprintf("burn-down by %d worker hosts", n), func(ctx context.Context, s *scratch, t *table) error {

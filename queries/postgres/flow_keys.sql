@@ -40,14 +40,16 @@ FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@flow_keys::text[]) AS flow_ke
 WHERE t.id = w.id AND t.flow_key IS NULL AND t.status = 'QUEUED' AND t.attempt = 0;
 
 -- name: FlowKeysHolders :many
-SELECT flow_key::text AS flow_key,
-  COUNT(*) FILTER (WHERE status <> 'FAILED') AS active,
-  COUNT(*) FILTER (WHERE status = 'FAILED') AS failed,
-  COUNT(*) FILTER (WHERE status = 'QUEUED') AS queued
-FROM leasegen_tasks
-WHERE flow_key = ANY(@flow_keys::text[]) AND task_type = @task_type
-  AND status IN ('QUEUED', 'RUNNING', 'CANCEL_REQUESTED', 'FAILED')
-GROUP BY flow_key;
+-- One count per status, each an equality on the three leading columns of
+-- leasegen_tasks_flow: with the statuses as one IN list the planner
+-- filtered the key's whole range, finished tasks and waiting ones
+-- included (40 ms for a key with 100,000 tasks, against 3 ms).
+SELECT k.flow_key::text AS flow_key,
+  (SELECT COUNT(*) FROM leasegen_tasks t WHERE t.flow_key = k.flow_key AND t.task_type = @task_type AND t.status = 'QUEUED') AS queued,
+  (SELECT COUNT(*) FROM leasegen_tasks t WHERE t.flow_key = k.flow_key AND t.task_type = @task_type AND t.status = 'RUNNING')
+  + (SELECT COUNT(*) FROM leasegen_tasks t WHERE t.flow_key = k.flow_key AND t.task_type = @task_type AND t.status = 'CANCEL_REQUESTED') AS started,
+  (SELECT COUNT(*) FROM leasegen_tasks t WHERE t.flow_key = k.flow_key AND t.task_type = @task_type AND t.status = 'FAILED') AS failed
+FROM unnest(@flow_keys::text[]) AS k(flow_key);
 
 -- name: FlowTasksQueue :execrows
 UPDATE leasegen_tasks SET

@@ -483,7 +483,7 @@ func (t tables) FlowKeysHolders(ctx context.Context, taskType string, keys []str
 	}
 	holders := make(map[string]driver.KeyHolders, len(rows))
 	for _, r := range rows {
-		holders[r.FlowKey] = driver.KeyHolders{Active: int(r.Active), Failed: int(r.Failed), Queued: int(r.Queued)}
+		holders[r.FlowKey] = driver.KeyHolders{Active: int(r.Queued) + int(r.Started), Failed: int(r.Failed), Queued: int(r.Queued)}
 	}
 	return holders, nil
 }
