@@ -103,6 +103,13 @@
 // no window holds more than n starts; tasks over the rate wait and use
 // no attempt.
 //
+// # Fairness
+//
+// WithFairnessKey(key, weight) shares a type's claims among its keys: a
+// key keeps at most 100 x weight tasks queued, and each start queues its
+// next at the back of the queue, so one key's backlog delays another
+// key's first task by its share, not its length.
+//
 // # Periodic tasks
 //
 // WithSchedule gives a handler a schedule (runtime.Periodic: a cron
