@@ -18,7 +18,8 @@ import (
 // moment. The key's tasks wait (StatusWaiting) for a slot and get one in
 // enqueue order (tasks that get theirs together may start in any order;
 // WithSequentialKey starts them in order); a task holds its slot while
-// it is queued (also while it waits out a retry's backoff or a snooze),
+// it is queued (also while it waits out a retry's backoff or a snooze,
+// unless its key has a rate or a fair share: then it waits again),
 // running or asked to cancel, and hands it on when it ends. Keys are per
 // task type; the latest enqueue of a key sets its limit. Claims never
 // lock or count keys.
