@@ -121,10 +121,13 @@ WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys))
 LOCK IN SHARE MODE;
 
 -- name: FlowSlotUpsert :exec
--- Stores a slot a release hands to a task, with its rate's window.
+-- Stores a slot a release hands to a task, with its rate's window, and
+-- makes it free no earlier than now: what prunes slots (FlowSlotsPrune)
+-- then leaves it alone, and a task that leaves it unused (cancelled
+-- while queued) keeps the instant it was free again.
 INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
-VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(slot), sqlc.arg(window_us), NULL)
-ON DUPLICATE KEY UPDATE window_us = sqlc.arg(window_us);
+VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(slot), sqlc.arg(window_us), NOW(3))
+ON DUPLICATE KEY UPDATE window_us = sqlc.arg(window_us), free_at = GREATEST(COALESCE(free_at, NOW(3)), NOW(3));
 
 -- name: FlowTaskQueueInSlot :execrows
 -- Gives a waiting task a slot of its key's concurrency and of its rate:

@@ -110,10 +110,14 @@ SELECT flow_key, slot, free_at FROM leasegen_flow_slots
 WHERE task_type = @task_type AND flow_key = ANY(@flow_keys::text[]);
 
 -- name: FlowSlotUpsert :exec
--- Stores a slot a release hands to a task, with its rate's window.
+-- Stores a slot a release hands to a task, with its rate's window, and
+-- makes it free no earlier than now: what prunes slots (FlowSlotsPrune)
+-- then leaves it alone, and a task that leaves it unused (cancelled
+-- while queued) keeps the instant it was free again.
 INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
-VALUES (@task_type, @flow_key, @slot, @window_us, NULL)
-ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us;
+VALUES (@task_type, @flow_key, @slot, @window_us, now())
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE
+SET window_us = EXCLUDED.window_us, free_at = GREATEST(COALESCE(leasegen_flow_slots.free_at, now()), now());
 
 -- name: FlowTaskQueueInSlot :execrows
 -- Gives a waiting task a slot of its key's concurrency and of its rate:
@@ -136,9 +140,12 @@ WHERE t.id = ANY(@ids::bigint[])
 
 -- name: FlowSlotsPrune :execrows
 -- Deletes the free slots of keys that no QUEUED task holds, which a
--- release finds free when missing just as when stored.
+-- release finds free when missing just as when stored. The age is read
+-- on the deleted row itself too: a release that hands the slot on
+-- meanwhile makes it free from now, and the row as the release left it
+-- is what the DELETE checks again before it deletes.
 DELETE FROM leasegen_flow_slots s
-WHERE (s.task_type, s.flow_key, s.slot) IN (
+WHERE s.free_at < now() - interval '1 minute' AND (s.task_type, s.flow_key, s.slot) IN (
   SELECT p.task_type, p.flow_key, p.slot FROM leasegen_flow_slots p
   WHERE p.flow_key <> '' AND p.free_at < now() - interval '1 minute'
     AND NOT EXISTS (

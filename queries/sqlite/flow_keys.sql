@@ -95,10 +95,14 @@ SELECT flow_key, slot, free_at FROM leasegen_flow_slots
 WHERE task_type = sqlc.arg(task_type) AND flow_key IN (sqlc.slice(flow_keys));
 
 -- name: FlowSlotUpsert :exec
--- Stores a slot a release hands to a task, with its rate's window.
+-- Stores a slot a release hands to a task, with its rate's window, and
+-- makes it free no earlier than now: what prunes slots (FlowSlotsPrune)
+-- then leaves it alone, and a task that leaves it unused (cancelled
+-- while queued) keeps the instant it was free again.
 INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
-VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(slot), sqlc.arg(window_us), NULL)
-ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us;
+VALUES (sqlc.arg(task_type), sqlc.arg(flow_key), sqlc.arg(slot), sqlc.arg(window_us), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE
+SET window_us = EXCLUDED.window_us, free_at = MAX(COALESCE(free_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)));
 
 -- name: FlowTaskQueueInSlot :execrows
 -- Gives a waiting task a slot of its key's concurrency and of its rate:

@@ -359,8 +359,8 @@ func (q *Queries) FlowKeysStalled(ctx context.Context, db DBTX, arg FlowKeysStal
 
 const flowSlotUpsert = `-- name: FlowSlotUpsert :exec
 INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
-VALUES (?, ?, ?, ?, NULL)
-ON DUPLICATE KEY UPDATE window_us = ?
+VALUES (?, ?, ?, ?, NOW(3))
+ON DUPLICATE KEY UPDATE window_us = ?, free_at = GREATEST(COALESCE(free_at, NOW(3)), NOW(3))
 `
 
 type FlowSlotUpsertParams struct {
@@ -370,7 +370,10 @@ type FlowSlotUpsertParams struct {
 	WindowUs int64
 }
 
-// Stores a slot a release hands to a task, with its rate's window.
+// Stores a slot a release hands to a task, with its rate's window, and
+// makes it free no earlier than now: what prunes slots (FlowSlotsPrune)
+// then leaves it alone, and a task that leaves it unused (cancelled
+// while queued) keeps the instant it was free again.
 func (q *Queries) FlowSlotUpsert(ctx context.Context, db DBTX, arg FlowSlotUpsertParams) error {
 	_, err := db.ExecContext(ctx, flowSlotUpsert,
 		arg.TaskType,

@@ -318,8 +318,9 @@ func (q *Queries) FlowKeysUpsert(ctx context.Context, db DBTX, arg FlowKeysUpser
 
 const flowSlotUpsert = `-- name: FlowSlotUpsert :exec
 INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
-VALUES ($1, $2, $3, $4, NULL)
-ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us
+VALUES ($1, $2, $3, $4, now())
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE
+SET window_us = EXCLUDED.window_us, free_at = GREATEST(COALESCE(leasegen_flow_slots.free_at, now()), now())
 `
 
 type FlowSlotUpsertParams struct {
@@ -329,7 +330,10 @@ type FlowSlotUpsertParams struct {
 	WindowUs int64
 }
 
-// Stores a slot a release hands to a task, with its rate's window.
+// Stores a slot a release hands to a task, with its rate's window, and
+// makes it free no earlier than now: what prunes slots (FlowSlotsPrune)
+// then leaves it alone, and a task that leaves it unused (cancelled
+// while queued) keeps the instant it was free again.
 func (q *Queries) FlowSlotUpsert(ctx context.Context, db DBTX, arg FlowSlotUpsertParams) error {
 	_, err := db.ExecContext(ctx, flowSlotUpsert,
 		arg.TaskType,
@@ -424,7 +428,7 @@ func (q *Queries) FlowSlotsPending(ctx context.Context, db DBTX, arg FlowSlotsPe
 
 const flowSlotsPrune = `-- name: FlowSlotsPrune :execrows
 DELETE FROM leasegen_flow_slots s
-WHERE (s.task_type, s.flow_key, s.slot) IN (
+WHERE s.free_at < now() - interval '1 minute' AND (s.task_type, s.flow_key, s.slot) IN (
   SELECT p.task_type, p.flow_key, p.slot FROM leasegen_flow_slots p
   WHERE p.flow_key <> '' AND p.free_at < now() - interval '1 minute'
     AND NOT EXISTS (
@@ -439,7 +443,10 @@ type FlowSlotsPruneParams struct {
 }
 
 // Deletes the free slots of keys that no QUEUED task holds, which a
-// release finds free when missing just as when stored.
+// release finds free when missing just as when stored. The age is read
+// on the deleted row itself too: a release that hands the slot on
+// meanwhile makes it free from now, and the row as the release left it
+// is what the DELETE checks again before it deletes.
 func (q *Queries) FlowSlotsPrune(ctx context.Context, db DBTX, arg FlowSlotsPruneParams) (int64, error) {
 	result, err := db.ExecContext(ctx, flowSlotsPrune, arg.Limit)
 	if err != nil {

@@ -338,8 +338,9 @@ func (q *Queries) FlowKeysStalled(ctx context.Context, db DBTX, arg FlowKeysStal
 
 const flowSlotUpsert = `-- name: FlowSlotUpsert :exec
 INSERT INTO leasegen_flow_slots (task_type, flow_key, slot, window_us, free_at)
-VALUES (?1, ?2, ?3, ?4, NULL)
-ON CONFLICT (task_type, flow_key, slot) DO UPDATE SET window_us = EXCLUDED.window_us
+VALUES (?1, ?2, ?3, ?4, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
+ON CONFLICT (task_type, flow_key, slot) DO UPDATE
+SET window_us = EXCLUDED.window_us, free_at = MAX(COALESCE(free_at, (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)))
 `
 
 type FlowSlotUpsertParams struct {
@@ -349,7 +350,10 @@ type FlowSlotUpsertParams struct {
 	WindowUs int64
 }
 
-// Stores a slot a release hands to a task, with its rate's window.
+// Stores a slot a release hands to a task, with its rate's window, and
+// makes it free no earlier than now: what prunes slots (FlowSlotsPrune)
+// then leaves it alone, and a task that leaves it unused (cancelled
+// while queued) keeps the instant it was free again.
 func (q *Queries) FlowSlotUpsert(ctx context.Context, db DBTX, arg FlowSlotUpsertParams) error {
 	_, err := db.ExecContext(ctx, flowSlotUpsert,
 		arg.TaskType,
