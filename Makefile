@@ -43,6 +43,10 @@ PATRONI_ENV := if env=$$(scripts/patroni.sh env); then eval "$$env"; elif [ "$${
 	echo "Patroni tests will skip: run as root so that scripts/patroni.sh can start a cluster"; fi
 # The cases that take down a replicated setup's nodes run once, in make test.
 REPLICATED := '^Test(Galera|GroupReplication)'
+# make test runs those and Patroni's after the rest, one package at a time:
+# a node frozen or killed on a machine busy with other packages can take
+# minutes to come back.
+CLUSTER_TESTS := '^Test(Galera|GroupReplication|Patroni)'
 
 generate: ## regenerate sqlc's code and the example service's leasegen code
 	$(SQLC) generate
@@ -64,7 +68,8 @@ lint: ## gofmt, go vet and staticcheck
 	for m in $(CONTRIB); do (cd $$m && $(GO) vet ./... && $$bin/staticcheck ./...) || exit 1; done; rm -rf $$bin
 
 test: ## all tests; MySQL and PostgreSQL ones on the local servers when they run (CI=true starts them), Galera's, Group Replication's and Patroni's on their nodes
-	@$(MYSQL_ENV) && $(GALERA_ENV) && $(GR_ENV) && $(PATRONI_ENV); $(GO) test -count=1 -timeout 15m ./... $(TESTDATA)
+	@$(MYSQL_ENV) && $(GALERA_ENV) && $(GR_ENV) && $(PATRONI_ENV); $(GO) test -count=1 -timeout 15m -skip $(CLUSTER_TESTS) ./... $(TESTDATA) && \
+	  $(GO) test -count=1 -timeout 15m -p 1 -run $(CLUSTER_TESTS) ./runtime/driver/leasemysql/ ./runtime/driver/leasepostgres/
 	@for m in $(CONTRIB); do (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 
 test-mysql97: ## the MySQL-engine tests again, on Oracle MySQL 9.7 (127.0.0.1:3307, built by scripts/mysql97.sh)

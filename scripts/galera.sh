@@ -5,7 +5,9 @@
 #
 #   scripts/galera.sh start   initialise the nodes when missing and start
 #                             them (the first bootstraps the cluster, the
-#                             others join); nodes already answering stay
+#                             others join); nodes already answering stay,
+#                             unless one holds over 2 GiB (then all
+#                             restart)
 #   scripts/galera.sh env     start, then print the export line of
 #                             LEASEGEN_GALERA_DSNS (the three nodes' server
 #                             DSNs, comma-separated, node 1 first)
@@ -16,7 +18,7 @@
 #
 # Environment: LEASEGEN_GALERA_DIR (default /var/lib/leasegen-galera),
 # LEASEGEN_GALERA_PORT (node 1's port, default 3321; nodes 2 and 3 take the
-# next two). Every step is bounded in time and says what failed.
+# next two), LEASEGEN_GALERA_MAX_RSS_MIB (default 2048). Every step is bounded in time and says what failed.
 set -euo pipefail
 
 DIR=${LEASEGEN_GALERA_DIR:-/var/lib/leasegen-galera}
@@ -123,10 +125,35 @@ await() {
   die "node $n did not join a cluster of $want within 120s (log: $DIR/node$n/error.log)"
 }
 
+# A node's resident memory, in MiB (0 when it does not run).
+rss_mib() {
+  local pid
+  pid=$(cat "$DIR/node$1/mysqld.pid" 2>/dev/null) || { echo 0; return; }
+  awk '/^VmRSS/ {print int($2 / 1024); found = 1} END {if (!found) print 0}' "/proc/$pid/status" 2>/dev/null || echo 0
+}
+
+# A node runs in about 300 MiB (a 128 MiB buffer pool); once, in a CI run
+# right after a freeze under load, node 2 grew to 5.7 GiB, and such nodes
+# pushed the 2-core machine into reclaiming its page cache for minutes.
+# start then restarts the whole cluster (one node leaving alone can take
+# the others' quorum with it when they leave in a row).
+MAX_RSS_MIB=${LEASEGEN_GALERA_MAX_RSS_MIB:-2048}
+shrink() {
+  local n mib
+  for n in "${NODES[@]}"; do
+    mib=$(rss_mib "$n")
+    [ "$mib" -gt "$MAX_RSS_MIB" ] || continue
+    say "node $n holds $mib MiB (over $MAX_RSS_MIB): restarting the cluster"
+    stop
+    return
+  done
+}
+
 start() {
   install
   local n up=0
   for n in "${NODES[@]}"; do init "$n"; done
+  shrink
   for n in "${NODES[@]}"; do ping "$n" && up=$((up + 1)); done
   if [ "$up" = 0 ]; then
     # Nobody to join: node 1 bootstraps, after a clean or unclean stop.
@@ -146,12 +173,16 @@ start() {
 }
 
 stop() {
-  local n
+  local n pid
   for n in 3 2 1; do # node 1 last: it then shuts down with safe_to_bootstrap set
     ping "$n" || continue
     say "stopping node $n"
+    pid=$(cat "$DIR/node$n/mysqld.pid" 2>/dev/null) || pid=
     timeout 60 mariadb-admin --no-defaults -uroot -h127.0.0.1 -P"$(port "$n")" --protocol=tcp shutdown ||
       die "shutdown of node $n failed"
+    # mariadb-admin returns before the process is gone; a start right
+    # after would fail on its ports.
+    for _ in $(seq 1 600); do [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   done
 }
 
