@@ -128,6 +128,10 @@ func (b *builder) task(ts *ast.TypeSpec, doc *ast.CommentGroup) *Task {
 	b.fieldTags(t, st)
 	enc := encodabilityChecker{pkg: b.pkg.Types, fset: b.pkg.Fset, errs: b.errs, seen: map[types.Type]bool{}}
 	enc.check(obj.Type(), ts.Name.Name, pos)
+	if opts.Result != "" {
+		at := b.pos(directive.Slash + token.Pos(strings.Index(directive.Text, "result=")))
+		t.ResultType = b.resultType(opts.Result, at, &enc)
+	}
 	if len(optErrs) > 0 {
 		return nil
 	}
@@ -139,6 +143,45 @@ func (b *builder) task(ts *ast.TypeSpec, doc *ast.CommentGroup) *Task {
 		}
 	}
 	return t
+}
+
+// resultType checks the type that result= names: a type declared in the
+// package, or a predeclared basic type, that encodes as JSON and decodes
+// back equal. It returns the name, or "" after reporting at pos.
+func (b *builder) resultType(name string, pos token.Position, enc *encodabilityChecker) string {
+	obj := b.pkg.Types.Scope().Lookup(name)
+	if obj == nil {
+		if basic, ok := types.Universe.Lookup(name).(*types.TypeName); ok {
+			if _, isBasic := basic.Type().(*types.Basic); isBasic {
+				obj = basic
+			}
+		}
+	}
+	tn, ok := obj.(*types.TypeName)
+	if obj != nil && !ok {
+		b.errs.add(pos, "name a type of package "+b.pkg.Types.Name(), "result %s is a %s, not a type", name, objectKind(obj))
+		return ""
+	}
+	if !ok {
+		var typeNames []string
+		for _, n := range b.pkg.Types.Scope().Names() {
+			if _, isType := b.pkg.Types.Scope().Lookup(n).(*types.TypeName); isType {
+				typeNames = append(typeNames, n)
+			}
+		}
+		hint := didYouMean(name, typeNames)
+		if hint == "" {
+			hint = "declare it in package " + b.pkg.Types.Name() + ", or name a basic type such as string"
+		}
+		b.errs.add(pos, hint, "result type %s is not a type of package %s", name, b.pkg.Types.Name())
+		return ""
+	}
+	if tn.IsAlias() {
+		b.errs.add(pos, "name the type it stands for", "result type %s is an alias", name)
+		return ""
+	}
+	enc.check(tn.Type(), name, pos)
+	return name
 }
 
 // findDirective returns the doc comment's leasegen directive, reporting
@@ -285,4 +328,18 @@ func dirOf(file string) string {
 		return file[:i]
 	}
 	return "."
+}
+
+// objectKind names what kind of object obj is, for messages.
+func objectKind(obj types.Object) string {
+	switch obj.(type) {
+	case *types.Func:
+		return "func"
+	case *types.Var:
+		return "var"
+	case *types.Const:
+		return "const"
+	default:
+		return "name"
+	}
 }

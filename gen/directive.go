@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/json"
 	"fmt"
+	"go/token"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,6 +41,11 @@ type options struct {
 	// Fair shares the type's claims among its concurrency keys (fair).
 	Fair bool
 
+	// Result names the type of this package that the task's handler
+	// returns (result=T): stored as JSON with the completion, read back
+	// typed by WaitX.
+	Result string
+
 	// A periodic task's schedule: Cron (in Zone) or Every.
 	Cron        string
 	Zone        string
@@ -61,7 +67,7 @@ type optionError struct {
 }
 
 // optionNames lists every option, for hints.
-var optionNames = []string{"name", "priority", "max_attempts", "timeout", "lease", "backoff", "concurrency", "idempotent", "unique",
+var optionNames = []string{"name", "priority", "max_attempts", "timeout", "lease", "backoff", "concurrency", "idempotent", "unique", "result",
 	"key_concurrency", "sequential", "rate", "key_rate", "fair", "cron", "tz", "every", "misfire", "overlap", "payload"}
 
 var taskNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_.:-]*$`)
@@ -121,6 +127,14 @@ func parseDirective(text string) (options, []optionError) {
 				continue
 			}
 			o.Name = value
+		case "result":
+			if needValue() {
+				if !token.IsIdentifier(value) {
+					fail("name a type of this package: result=ImportResult", "result %q is not a type name", value)
+					continue
+				}
+				o.Result = value
+			}
 		case "priority":
 			if needValue() {
 				o.Priority = parseInt(value, -1<<31, 1<<31-1, func(msg string) { fail("", "priority %s", msg) })

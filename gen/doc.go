@@ -26,6 +26,9 @@
 //	idempotent       the handler gets a *sql.Tx; its writes commit with the task's
 //	                 fenced completion, and a second task with the same key skips its work
 //	unique           enqueueing an existing key returns the existing task
+//	result=T         the handler returns (T, error); T (a type of the package,
+//	                 or a basic type) is stored as JSON with the completion and
+//	                 read back typed by the generated Client.WaitX
 //	key_concurrency=N  at most N tasks with the same concurrency key run at
 //	                 once, across all workers (runtime.WithConcurrencyKey)
 //	sequential       tasks with the same concurrency key run one at a time, in
@@ -88,10 +91,11 @@
 //   - on Client (NewClient(rt) over a *runtime.Client): EnqueueX,
 //     EnqueueXTx (inside the caller's transaction), EnqueueXBatch and
 //     EnqueueXBatchTx (atomic, one statement per 1,000 rows), each taking
-//     runtime.EnqueueOption; and Wait(ctx, id) for any task's outcome;
+//     runtime.EnqueueOption; Wait(ctx, id) for any task's outcome; and,
+//     for a task with result=T, WaitX(ctx, id) returning its T;
 //   - XHandler, the interface with HandleX(ctx, t, p) (and a *sql.Tx
 //     argument for an idempotent task, whose writes commit with the
-//     fenced completion);
+//     fenced completion), returning an error, or (T, error) with result=T;
 //   - RegisterX(w, h), which hands the handler to a worker with the
 //     annotation's options (timeout, lease, backoff, concurrency, the
 //     schedule), for a worker dedicated to some types.

@@ -41,14 +41,34 @@ func emitAdapter(t *Task) jen.Code {
 		body = append(body, jen.Return(jen.Qual(runtimePath, "RunIdempotent").Call(
 			jen.Id("ctx"), jen.Id("t"), key,
 			jen.Func().Params(ctxParam(), txParam()).Error().Block(
-				jen.Return(jen.Id("h").Dot(t.HandleMethod()).Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("t"), jen.Id("p"))),
+				callHandler(t, jen.Id("ctx"), jen.Id("tx"), jen.Id("t"), jen.Id("p"))...,
 			),
 		)))
 	} else {
-		body = append(body, jen.Return(jen.Id("h").Dot(t.HandleMethod()).Call(jen.Id("ctx"), jen.Id("t"), jen.Id("p"))))
+		body = append(body, callHandler(t, jen.Id("ctx"), jen.Id("t"), jen.Id("p"))...)
 	}
 	return jen.Commentf("%s decodes %s payloads for h.", t.AdapterFunc(), t.TypeName).Line().
 		Func().Id(t.AdapterFunc()).Params(jen.Id("h").Id(t.HandlerName())).Qual(runtimePath, "HandlerFunc").Block(
 		jen.Return(jen.Func().Params(ctxParam(), jen.Id("t").Add(taskPtr())).Error().Block(body...)),
 	)
+}
+
+// callHandler calls HandleX with args and returns its error; a typed
+// result is stored first:
+//
+//	r, err := h.HandleImport(ctx, t, p)
+//	if err != nil {
+//		return err
+//	}
+//	return t.SetResultJSON(r)
+func callHandler(t *Task, args ...jen.Code) []jen.Code {
+	call := jen.Id("h").Dot(t.HandleMethod()).Call(args...)
+	if t.ResultType == "" {
+		return []jen.Code{jen.Return(call)}
+	}
+	return []jen.Code{
+		jen.List(jen.Id("r"), jen.Err()).Op(":=").Add(call),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Return(jen.Id("t").Dot("SetResultJSON").Call(jen.Id("r"))),
+	}
 }

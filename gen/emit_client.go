@@ -7,8 +7,8 @@ import (
 )
 
 // emitClient writes the typed Client, its Enqueuer interface, Wait and,
-// per task, EnqueueX, EnqueueXTx, EnqueueXBatch, EnqueueXBatchTx and the
-// request builder.
+// per task, EnqueueX, EnqueueXTx, EnqueueXBatch, EnqueueXBatchTx, the
+// request builder and, for a task with a result type, WaitX.
 func emitClient(p *Package) []jen.Code {
 	code := []jen.Code{
 		// type Client struct{ rt *runtime.Client }
@@ -25,8 +25,27 @@ func emitClient(p *Package) []jen.Code {
 	}
 	for _, t := range p.Tasks {
 		code = append(code, emitEnqueue(t), emitEnqueueTx(t), emitEnqueueBatch(t), emitEnqueueBatchTx(t), emitRequest(t))
+		if t.ResultType != "" {
+			code = append(code, emitWaitResult(t))
+		}
 	}
 	return code
+}
+
+// emitWaitResult writes WaitX, which returns a task's typed result:
+//
+//	func (c *Client) WaitImport(ctx context.Context, id runtime.TaskID) (ImportResult, error) {
+//		return runtime.WaitResult[ImportResult](ctx, c.rt, TaskImport, id)
+//	}
+func emitWaitResult(t *Task) jen.Code {
+	return jen.Commentf("%s blocks until %s task id is finished and returns the %s its", t.WaitName(), t.ConstName(), t.ResultType).Line().
+		Comment("handler returned. A task that ended FAILED or CANCELLED returns a").Line().
+		Comment("*runtime.TaskEndedError (errors.Is runtime.ErrTaskNotSucceeded); a task of").Line().
+		Comment("another type, runtime.ErrInvalidTask.").Line().
+		Func().Params(clientReceiver()).Id(t.WaitName()).Params(ctxParam(), jen.Id("id").Qual(runtimePath, "TaskID")).
+		Params(jen.Id(t.ResultType), jen.Error()).
+		Block(jen.Return(jen.Qual(runtimePath, "WaitResult").Index(jen.Id(t.ResultType)).
+			Call(jen.Id("ctx"), jen.Id("c").Dot("rt"), jen.Id(t.ConstName()), jen.Id("id"))))
 }
 
 // emitWait writes Client.Wait, so that a service holding the typed client

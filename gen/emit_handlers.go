@@ -46,9 +46,22 @@ func emitHandler(t *Task) jen.Code {
 	} else {
 		methodDoc = []string{method, "runtime.Permanent, and runtime.Snooze(d) runs it again later."}
 	}
+	if t.ResultType != "" {
+		methodDoc = append(methodDoc, fmt.Sprintf("Its %s, when it returns no error, is stored with the completion", t.ResultType),
+			fmt.Sprintf("(as JSON, at most runtime.MaxResultBytes) and read back by Client.%s.", t.WaitName()))
+	}
 	return jen.Add(withPayloadDoc(t, doc)).Line().
 		Type().Id(t.HandlerName()).Interface(
 		docLines(methodDoc...).Line().
-			Id(t.HandleMethod()).Params(handlerParams(t)...).Error(),
+			Id(t.HandleMethod()).Params(handlerParams(t)...).Add(handlerResults(t)),
 	)
+}
+
+// handlerResults are HandleX's results: the task's result, when it has a
+// type, and the error.
+func handlerResults(t *Task) jen.Code {
+	if t.ResultType == "" {
+		return jen.Error()
+	}
+	return jen.Params(jen.Id(t.ResultType), jen.Error())
 }

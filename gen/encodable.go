@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// encodabilityChecker rejects payload types that cannot round-trip through
-// the payload encoding (encoding/json): the decoded task must equal the
-// enqueued one.
+// encodabilityChecker rejects payload and result types that cannot
+// round-trip through their encoding (encoding/json): the decoded value
+// must equal the encoded one.
 type encodabilityChecker struct {
 	pkg  *types.Package // the annotated package: positions inside it are precise
 	fset *token.FileSet
@@ -59,9 +59,9 @@ func (c *encodabilityChecker) check(t types.Type, path string, pos token.Positio
 	case *types.Interface:
 		c.errs.add(pos, "use a concrete type: a decoded interface loses its dynamic type", "%s has interface type %s", path, c.typeString(t))
 	case *types.Chan:
-		c.errs.add(pos, "payloads are data: leave channels out", "%s has channel type %s", path, c.typeString(t))
+		c.errs.add(pos, "payloads and results are data: leave channels out", "%s has channel type %s", path, c.typeString(t))
 	case *types.Signature:
-		c.errs.add(pos, "payloads are data: leave functions out", "%s has function type %s", path, c.typeString(t))
+		c.errs.add(pos, "payloads and results are data: leave functions out", "%s has function type %s", path, c.typeString(t))
 	case *types.TypeParam:
 		c.errs.add(pos, "use a concrete type", "%s has type parameter type %s", path, c.typeString(t))
 	}

@@ -28,6 +28,8 @@ type Task struct {
 	// leasegen:"concurrency_key" ("" when absent).
 	ConcurrencyKeyField     string
 	ConcurrencyKeyNeedsConv bool
+	// ResultType is the type the handler returns (result=T), "" for none.
+	ResultType string
 
 	Pos token.Position
 }
@@ -45,3 +47,4 @@ func (t *Task) HandlerName() string  { return t.GoName + "Handler" }
 func (t *Task) HandleMethod() string { return "Handle" + t.GoName }
 func (t *Task) RequestFunc() string  { return "new" + t.GoName + "Request" }
 func (t *Task) AdapterFunc() string  { return "handle" + t.GoName }
+func (t *Task) WaitName() string     { return "Wait" + t.GoName }

@@ -53,6 +53,12 @@
 // database one index lookup per PollInterval. Every lease instant is
 // computed by the database's clock; worker clocks never matter.
 //
+// A handler reports what it produced with Task.SetResult, or
+// Task.SetResultJSON for a typed result, stored with the completion (at
+// most MaxResultBytes: a longer one fails the task with ErrResultTooLarge);
+// Client.Wait returns a finished task with it, and WaitResult decodes a
+// typed one (what the generated WaitX methods call).
+//
 // # Guarantees
 //
 // Execution is at least once: a task whose worker dies runs again after its

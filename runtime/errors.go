@@ -25,6 +25,12 @@ var (
 	ErrTaskFinished = errors.New("leasegen: task already finished")
 	// ErrPayloadTooLarge reports a payload above ClientConfig.MaxPayloadBytes.
 	ErrPayloadTooLarge = errors.New("leasegen: payload too large")
+	// ErrResultTooLarge reports a result above MaxResultBytes: the task
+	// fails for good (a retry would produce it again).
+	ErrResultTooLarge = errors.New("leasegen: result too large")
+	// ErrTaskNotSucceeded reports a wait for a result of a task that ended
+	// FAILED or CANCELLED; the *TaskEndedError carrying it has the task.
+	ErrTaskNotSucceeded = errors.New("leasegen: task did not succeed")
 	// ErrInvalidTask reports an enqueue request that cannot be stored.
 	ErrInvalidTask = errors.New("leasegen: invalid task")
 	// ErrInvalidConfig reports a Config that breaks one of its rules.

@@ -236,6 +236,9 @@ func (e *execution) finish(err error) (outcome string, ended bool) {
 		x.stats.completed.Add(1)
 		return OutcomeSuccess, true
 	}
+	if err == nil && len(result) > MaxResultBytes {
+		err = resultTooLarge(e.task.Type, len(result))
+	}
 	cause := context.Cause(e.ctx)
 	if e.handedBack.Load() {
 		x.logger.Info("leasegen: handler returned after Stop handed its task back; its outcome is discarded",
@@ -436,7 +439,11 @@ func (e *execution) completedInTransaction() bool {
 }
 
 func (e *execution) completeTx(ctx context.Context, tx *sql.Tx) error {
-	ok, err := e.x.driver.Complete(ctx, tx, e.x.workerID, e.ref, e.resultValue())
+	result := e.resultValue()
+	if len(result) > MaxResultBytes {
+		return resultTooLarge(e.task.Type, len(result))
+	}
+	ok, err := e.x.driver.Complete(ctx, tx, e.x.workerID, e.ref, result)
 	if err != nil {
 		return err
 	}

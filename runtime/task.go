@@ -58,7 +58,8 @@ type Task struct {
 }
 
 // SetResult records what a successful execution produced (for example an
-// artifact id). It is stored when the task completes.
+// artifact id). It is stored when the task completes; a result longer than
+// MaxResultBytes fails the task for good with ErrResultTooLarge instead.
 func (t *Task) SetResult(result string) {
 	if t.exec != nil {
 		t.exec.setResult(result)
@@ -108,8 +109,9 @@ func DecodePayload(t *Task, v any) error {
 // not at all. With a non-empty key it first records the key for t's type in
 // the same transaction; when a committed task already recorded it, fn is
 // skipped and t completes without doing the work again, with the result
-// "skipped: task N already did the work of idempotency key K" unless the
-// handler set one. When ctx ends before the commit, the error says why:
+// of the task that did it (a typed result reads back the same from
+// either), or "skipped: task N already did the work of idempotency key K"
+// when that task set none or is gone, unless the handler set one. When ctx ends before the commit, the error says why:
 // errors.Is(err, ErrLeaseLost) after a lost lease.
 func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context.Context, tx *sql.Tx) error) (err error) {
 	defer func() { err = withCause(ctx, err) }()
@@ -137,12 +139,22 @@ func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context
 			return err
 		}
 	} else if t.exec.resultValue() == "" {
-		t.SetResult(fmt.Sprintf("skipped: task %d already did the work of idempotency key %q", holder, key))
+		t.SetResult(heldResult(ctx, t, holder, key))
 	}
 	if err := t.CompleteTx(ctx, tx); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// heldResult is the result of a task whose key holder did the work: the
+// holder's result, so that a caller waiting for either reads the same,
+// or, when the holder set none or is gone, a line naming it.
+func heldResult(ctx context.Context, t *Task, holder TaskID, key string) string {
+	if info, err := t.exec.x.tables.TaskGet(ctx, holder); err == nil && info.Result != "" {
+		return info.Result
+	}
+	return fmt.Sprintf("skipped: task %d already did the work of idempotency key %q", holder, key)
 }
 
 // withCause names why ctx ended in an error that came after it did: a

@@ -83,6 +83,7 @@ var bundleCases = []struct {
 	run  func(*testing.T, *Bundle)
 }{
 	{"WorkerCompletesTask", testWorkerCompletesTask},
+	{"Results", testResults},
 	{"WorkerRetriesThenSucceeds", testWorkerRetriesThenSucceeds},
 	{"WorkerFailsAfterLastAttempt", testWorkerFailsAfterLastAttempt},
 	{"WorkerSnoozeKeepsAttempts", testWorkerSnoozeKeepsAttempts},

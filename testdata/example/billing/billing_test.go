@@ -191,8 +191,11 @@ func TestGeneratedAPIRoundTrip(t *testing.T) {
 		if n := b.count(t, "SELECT COUNT(*) FROM imports"); n != len(imports) {
 			t.Errorf("%d import rows, want %d", n, len(imports))
 		}
-		if info, _ := b.rt.Get(bg, ids[4]); info.Result != "export-e1" {
-			t.Errorf("export result %q", info.Result)
+		if got, err := b.client.WaitExport(bg, ids[4]); err != nil || got != (ExportResult{File: "export-e1.csv", Invoices: 1}) {
+			t.Errorf("WaitExport = %+v, %v; want the handler's result", got, err)
+		}
+		if _, err := b.client.WaitExport(bg, ids[0]); !errors.Is(err, runtime.ErrInvalidTask) {
+			t.Errorf("WaitExport of an import task: %v, want ErrInvalidTask", err)
 		}
 	})
 }

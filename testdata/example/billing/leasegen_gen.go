@@ -27,6 +27,7 @@ const (
 	// TaskExport is the task type of ExportPayload.
 	//
 	// ExportPayload exports a tenant's invoices; one export per ExportID.
+	// Its handler returns an ExportResult (Client.WaitExport reads it).
 	TaskExport = "export"
 	// TaskNotify is the task type of NotifyPayload.
 	//
@@ -175,6 +176,7 @@ func newImportRequest(p ImportPayload, opts []runtime.EnqueueOption) (runtime.Re
 // EnqueueExport enqueues a TaskExport task with payload p; opts override the annotation's defaults.
 //
 // ExportPayload exports a tenant's invoices; one export per ExportID.
+// Its handler returns an ExportResult (Client.WaitExport reads it).
 func (c *Client) EnqueueExport(ctx context.Context, p ExportPayload, opts ...runtime.EnqueueOption) (runtime.TaskID, error) {
 	req, err := newExportRequest(p, opts)
 	if err != nil {
@@ -232,6 +234,14 @@ func newExportRequest(p ExportPayload, opts []runtime.EnqueueOption) (runtime.Re
 		Payload: payload,
 		Type:    TaskExport,
 	}, nil
+}
+
+// WaitExport blocks until TaskExport task id is finished and returns the ExportResult its
+// handler returned. A task that ended FAILED or CANCELLED returns a
+// *runtime.TaskEndedError (errors.Is runtime.ErrTaskNotSucceeded); a task of
+// another type, runtime.ErrInvalidTask.
+func (c *Client) WaitExport(ctx context.Context, id runtime.TaskID) (ExportResult, error) {
+	return runtime.WaitResult[ExportResult](ctx, c.rt, TaskExport, id)
 }
 
 // EnqueueNotify enqueues a TaskNotify task with payload p; opts override the annotation's defaults.
@@ -436,10 +446,13 @@ type ImportHandler interface {
 // ExportHandler handles TaskExport tasks.
 //
 // ExportPayload exports a tenant's invoices; one export per ExportID.
+// Its handler returns an ExportResult (Client.WaitExport reads it).
 type ExportHandler interface {
 	// HandleExport runs one execution; an error retries it with backoff unless it is
 	// runtime.Permanent, and runtime.Snooze(d) runs it again later.
-	HandleExport(ctx context.Context, t *runtime.Task, p ExportPayload) error
+	// Its ExportResult, when it returns no error, is stored with the completion
+	// (as JSON, at most runtime.MaxResultBytes) and read back by Client.WaitExport.
+	HandleExport(ctx context.Context, t *runtime.Task, p ExportPayload) (ExportResult, error)
 }
 
 // NotifyHandler handles TaskNotify tasks.
@@ -563,7 +576,11 @@ func handleExport(h ExportHandler) runtime.HandlerFunc {
 			return err
 		}
 		t.IdempotencyKey = p.ExportID
-		return h.HandleExport(ctx, t, p)
+		r, err := h.HandleExport(ctx, t, p)
+		if err != nil {
+			return err
+		}
+		return t.SetResultJSON(r)
 	}
 }
 

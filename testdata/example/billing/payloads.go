@@ -45,13 +45,20 @@ type Tenant string
 
 type (
 	// ExportPayload exports a tenant's invoices; one export per ExportID.
+	// Its handler returns an ExportResult (Client.WaitExport reads it).
 	//
-	//leasegen:task unique concurrency=2 backoff=100ms lease=3s
+	//leasegen:task unique concurrency=2 backoff=100ms lease=3s result=ExportResult
 	ExportPayload struct {
 		ExportID string       `json:"export_id" leasegen:"key"`
 		Tenant   Tenant       `json:"tenant" leasegen:"owner"`
 		Since    time.Time    `json:"since"`
 		Minimum  money.Amount `json:"minimum"`
+	}
+
+	// ExportResult is what an export produced.
+	ExportResult struct {
+		File     string `json:"file"`
+		Invoices int    `json:"invoices"`
 	}
 
 	// NotifyPayload tells a user something.

@@ -68,16 +68,15 @@ func (s *Service) HandleImport(ctx context.Context, tx *sql.Tx, t *runtime.Task,
 	return nil
 }
 
-// HandleExport pretends to export.
-func (s *Service) HandleExport(ctx context.Context, t *runtime.Task, p ExportPayload) error {
+// HandleExport pretends to export; it returns the file it wrote.
+func (s *Service) HandleExport(ctx context.Context, t *runtime.Task, p ExportPayload) (ExportResult, error) {
 	if err := s.work(ctx); err != nil {
-		return err
+		return ExportResult{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.exports = append(s.exports, p)
-	t.SetResult("export-" + p.ExportID)
-	return nil
+	return ExportResult{File: "export-" + p.ExportID + ".csv", Invoices: len(s.exports)}, nil
 }
 
 // HandleNotify pretends to notify.
