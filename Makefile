@@ -114,7 +114,7 @@ bench-smoke: ## run each Go benchmark of the hot paths once, so that they keep w
 bench-gen: ## time leasegen (example, 100 payloads) next to stringer, cold and warm
 	scripts/gen-bench.sh
 
-bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~15 min an engine) on SQLite and, when up, MariaDB, MySQL 9.7 (make mysql97) and PostgreSQL beside River
+bench: ## Go benchmarks of the hot paths, then leasegen-bench (the full table, ~15 min an engine and, on the servers, the held snapshot's 11 more) on SQLite and, when up, MariaDB, MySQL 9.7 (make mysql97) and PostgreSQL beside River
 	@$(MYSQL_ENV); $(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/driver/leasemysql/ ./runtime/driver/leasesqlite/ ./runtime/driver/leasepostgres/
 	$(GO) run ./cmd/leasegen-bench -sqlite
 	@if mariadb-admin -uroot --protocol=tcp -h127.0.0.1 ping >/dev/null 2>&1; then \

@@ -46,6 +46,8 @@ type options struct {
 	latencyFor  time.Duration
 	warmup      time.Duration
 	idle        time.Duration
+	held        time.Duration
+	heldRate    int
 	groups      []string
 	profileDirs string
 	child       childOptions
@@ -56,7 +58,7 @@ type options struct {
 }
 
 // groups are the figure groups, in the order they run and print.
-var groups = []string{"enqueue", "burn", "keys", "fairness", "hosts", "ceiling", "latency", "recovery", "footprint", "river"}
+var groups = []string{"enqueue", "burn", "keys", "fairness", "hosts", "ceiling", "latency", "held", "recovery", "footprint", "river"}
 
 func main() {
 	o, err := parseFlags(os.Args[1:])
@@ -90,6 +92,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.latencyFor, "latency", 20*time.Second, "measured length of each latency run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured lead-in of each latency run, at the same rate")
 	fs.DurationVar(&o.idle, "idle", 30*time.Second, "how long a latency run's worker sits idle before the idle figures (30s spans one recovery pass)")
+	fs.DurationVar(&o.held, "held", 10*time.Minute, "how long the held group keeps a snapshot open under a steady load (5 windows; its run is taken once, in the first pass)")
+	fs.IntVar(&o.heldRate, "held-rate", 400, "tasks per second offered during the held snapshot")
 	only := fs.String("only", strings.Join(groups, ","), "figure groups to run: "+strings.Join(groups, ", "))
 	fs.StringVar(&o.profileDirs, "cpuprofile", "", "folder for CPU profiles of the burn-down worker processes")
 	fs.StringVar(&o.river, "river", "", "with -postgres: a riverbench binary (go build -C bench/river) whose figures join each pass")
@@ -121,6 +125,9 @@ func parseFlags(args []string) (options, error) {
 			return o, fmt.Errorf("unknown figure group %q in -only (have %s)", g, strings.Join(groups, ", "))
 		}
 		o.groups = append(o.groups, g)
+	}
+	if o.held < 5*time.Second || o.heldRate < 1 {
+		return o, fmt.Errorf("-held must be at least 5s and -held-rate positive")
 	}
 	if o.runs < 1 || o.burn < 1000 || o.procs < 1 || o.slots < 1 || o.rate < 1 || o.idle < time.Second {
 		return o, fmt.Errorf("-runs, -procs, -slots and -rate must be positive, -burn at least 1000 and -idle at least 1s")

@@ -21,7 +21,7 @@ func TestBenchmarkPrintsEveryFigure(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	small := []string{"-runs", "1", "-burn", "2000", "-procs", "2", "-slots", "100", "-latency", "1s", "-warmup", "200ms", "-idle", "1s"}
+	small := []string{"-runs", "1", "-burn", "2000", "-procs", "2", "-slots", "100", "-latency", "1s", "-warmup", "200ms", "-idle", "1s", "-held", "5s"}
 	engines := map[string][]string{
 		"sqlite": {"-sqlite"},
 		"mysql":  {"-mysql", "", "-db-prefix", "leasegen_test_bench_"},
@@ -36,7 +36,9 @@ func TestBenchmarkPrintsEveryFigure(t *testing.T) {
 			if name == "mysql" {
 				args[1] = dbtest.ServerDSN(t)
 				want = append(want, statementsName, idleStatementsName, heartbeatName,
-					ceilingCPUName, serverCPUName("burn-down, 1 worker process"), "server CPU per task <= 1.5x the ceiling's")
+					ceilingCPUName, serverCPUName("burn-down, 1 worker process"), "server CPU per task <= 1.5x the ceiling's",
+					"held snapshot, 5s at 400 tasks/s: pickup p99, last window", "claim scan probe, last window",
+					"held snapshot: pickup p99 in the last window <= 2x the first")
 			}
 			out, err := exec.Command(bin, append(args, small...)...).CombinedOutput()
 			if err != nil {

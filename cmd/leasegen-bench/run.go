@@ -14,6 +14,9 @@ type step struct {
 	measure     func(ctx context.Context, s *scratch, t *table) error
 }
 
+// onceGroups take their figures in the first pass only: runs of minutes.
+var onceGroups = map[string]bool{"held": true}
+
 // hostCounts are the numbers of worker hosts the hosts group measures.
 var hostCounts = []int{1, 2, 4, 8}
 
@@ -53,7 +56,7 @@ func steps(o options) []step {
 			}})
 		}
 	}
-	return append(all, []step{
+	all = append(all, []step{
 		{"ceiling", "row-update ceiling", ceiling},
 		{"ceiling", "the protocol's statements alone", func(ctx context.Context, s *scratch, t *table) error {
 			return protocol(ctx, o, s, t)
@@ -68,6 +71,12 @@ func steps(o options) []step {
 		{"recovery", "recovery after kill -9", recovery},
 		{"footprint", "footprint", footprint},
 	}...)
+	if o.kind() != kindSQLite { // purge and vacuum: the server engines' question
+		all = append(all, step{"held", "steady load under a held snapshot", func(ctx context.Context, s *scratch, t *table) error {
+			return heldSnapshot(ctx, o, s, t)
+		}})
+	}
+	return all
 }
 
 // passSteps are a pass's steps: leasegen's, then River's when -river is
@@ -105,7 +114,7 @@ func run(o options, out io.Writer) error {
 	// machine: its speed moves by up to 2x within an hour.
 	for i := range o.runs {
 		for _, st := range passSteps(o) {
-			if !o.wants(st.group) {
+			if !o.wants(st.group) || (onceGroups[st.group] && i > 0) {
 				continue
 			}
 			fmt.Fprintf(os.Stderr, "leasegen-bench: %s: %s, run %d of %d\n", o.kind(), st.name, i+1, o.runs)

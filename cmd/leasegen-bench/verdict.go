@@ -83,6 +83,13 @@ func printVerdicts(w io.Writer, o options, t *table) {
 			}
 		}
 	}
+	if first, ok := t.median(heldName(o, "pickup p99, first window")); ok {
+		last, _ := t.median(heldName(o, "pickup p99, last window"))
+		check("held snapshot: pickup p99 in the last window <= 2x the first", last <= 2*first, fmt.Sprintf("%.1f -> %.1f ms", first, last))
+		started, _ := t.median(heldName(o, "tasks started a second, last window"))
+		check("held snapshot: the last window starts >= 95% of the offered rate", started >= 0.95*float64(o.heldRate),
+			fmt.Sprintf("%.0f of %d tasks/s", started, o.heldRate))
+	}
 	if bound, ok := t.median(recoveryBoundName); ok {
 		last := 0.0
 		for _, r := range t.rows {
