@@ -40,7 +40,11 @@ type TaskEndedError struct {
 }
 
 func (e *TaskEndedError) Error() string {
-	return fmt.Sprintf("leasegen: task %d (%s) ended %s: %s", e.Task.ID, e.Task.Type, e.Task.Status, e.Task.LastError)
+	msg := fmt.Sprintf("leasegen: task %d (%s) ended %s", e.Task.ID, e.Task.Type, e.Task.Status)
+	if e.Task.LastError != "" {
+		msg += ": " + e.Task.LastError
+	}
+	return msg
 }
 
 // Unwrap makes errors.Is(err, ErrTaskNotSucceeded) hold.

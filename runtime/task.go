@@ -111,8 +111,9 @@ func DecodePayload(t *Task, v any) error {
 // skipped and t completes without doing the work again, with the result
 // of the task that did it (a typed result reads back the same from
 // either), or "skipped: task N already did the work of idempotency key K"
-// when that task set none or is gone, unless the handler set one. When ctx ends before the commit, the error says why:
-// errors.Is(err, ErrLeaseLost) after a lost lease.
+// when that task set none or is gone, unless the handler set one. When
+// ctx ends before the commit, the error says why: errors.Is(err,
+// ErrLeaseLost) after a lost lease.
 func RunIdempotent(ctx context.Context, t *Task, key string, fn func(ctx context.Context, tx *sql.Tx) error) (err error) {
 	defer func() { err = withCause(ctx, err) }()
 	if t.exec == nil {
