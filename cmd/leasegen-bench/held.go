@@ -33,12 +33,12 @@ type heldWindow struct {
 // in this process, one worker on the default Config) while another
 // session holds a snapshot open, as a long report on the same primary
 // would: purge (MySQL) or vacuum (PostgreSQL) cannot remove what the
-// claims and completions leave behind. One window of load runs before the
-// snapshot; then o.held is cut into windows, each reporting the pickup
-// delay of the tasks started in it, the rate they started at, the
-// history or dead tuples, a timed probe of the claim's scan and the
-// server's CPU per task. The first and last windows become figures; every
-// window is logged.
+// claims and completions leave behind. One window of load is measured
+// before the snapshot; then o.held is cut into windows, each reporting
+// the pickup delay of the tasks started in it, the rate they started at,
+// the history or dead tuples, a timed probe of the claim's scan and the
+// server's CPU per task. The window before, the first and the last
+// become figures; every window is logged.
 func heldSnapshot(ctx context.Context, o options, s *scratch, t *table) error {
 	type start struct {
 		at   time.Time
@@ -78,24 +78,19 @@ func heldSnapshot(ctx context.Context, o options, s *scratch, t *table) error {
 	defer stopSending()
 	sent := make(chan error, 1)
 	go func() { sent <- paced(sendCtx, s.client, "ping", o.heldRate, count, 0) }()
-	time.Sleep(window)
+	time.Sleep(min(window/4, 10*time.Second)) // the worker settles into the load
 
-	release, err := holdSnapshot(ctx, s)
-	if err != nil {
-		return err
-	}
-	defer release()
-	var windows []heldWindow
-	for i := range heldWindows {
+	// measure sleeps one window and reports what it saw; window 0 is the
+	// one before the snapshot.
+	measure := func(i int) (hw heldWindow, err error) {
 		from := time.Now()
 		cpuFrom, _ := cpu.read()
 		time.Sleep(window)
 		to := time.Now()
-		var hw heldWindow
 		if measureCPU {
 			cpuTo, err := cpu.read()
 			if err != nil {
-				return err
+				return hw, err
 			}
 			hw.cpu = float64((cpuTo - cpuFrom).Microseconds())
 		}
@@ -108,50 +103,63 @@ func heldSnapshot(ctx context.Context, o options, s *scratch, t *table) error {
 		}
 		mu.Unlock()
 		if len(waits) == 0 {
-			return fmt.Errorf("held snapshot: no task started in window %d", i+1)
+			return hw, fmt.Errorf("held snapshot: no task started in window %d", i)
 		}
 		slices.Sort(waits)
 		hw.started = float64(len(waits)) / to.Sub(from).Seconds()
 		hw.p50, hw.p99 = millis(waits[len(waits)/2]), millis(waits[min(len(waits)-1, len(waits)*99/100)])
-		if hw.cpu > 0 {
-			hw.cpu /= float64(len(waits))
-		}
+		hw.cpu /= float64(len(waits))
 		if hw.backlog, err = backlog(ctx, s); err != nil {
 			// MySQL needs the PROCESS privilege: the figure is left out.
 			fmt.Fprintf(os.Stderr, "leasegen-bench: held snapshot: %s unreadable, left out: %v\n", backlogWhat(s), err)
 			hw.backlog = -1
 		}
 		if hw.scan, err = probeClaimScan(ctx, s); err != nil {
+			return hw, err
+		}
+		what := fmt.Sprintf("window %d of %d", i, heldWindows)
+		if i == 0 {
+			what = "before the snapshot"
+		}
+		fmt.Fprintf(os.Stderr, "leasegen-bench: held snapshot, %s (%s): %.0f started/s, pickup p50 %.1f ms, p99 %.1f ms, %s %d, claim scan %.2f ms, server CPU %.1f µs/task\n",
+			what, window, hw.started, hw.p50, hw.p99, backlogWhat(s), hw.backlog, hw.scan, hw.cpu)
+		return hw, nil
+	}
+	before, err := measure(0)
+	if err != nil {
+		return err
+	}
+	release, err := holdSnapshot(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var windows []heldWindow
+	for i := range heldWindows {
+		hw, err := measure(i + 1)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "leasegen-bench: held snapshot, window %d of %d (%s): %.0f started/s, pickup p50 %.1f ms, p99 %.1f ms, %s %d, claim scan %.2f ms, server CPU %.1f µs/task\n",
-			i+1, heldWindows, window, hw.started, hw.p50, hw.p99, backlogWhat(s), hw.backlog, hw.scan, hw.cpu)
 		windows = append(windows, hw)
 	}
 	stopSending()
 	if err := <-sent; err != nil && sendCtx.Err() == nil {
 		return err
 	}
-	first, last := windows[0], windows[len(windows)-1]
-	for _, f := range []struct {
-		what, unit  string
-		first, last float64
-	}{
-		{"pickup p50", "ms", first.p50, last.p50},
-		{"pickup p99", "ms", first.p99, last.p99},
-		{"tasks started a second", "tasks/s", first.started, last.started},
-		{backlogWhat(s), "rows", float64(first.backlog), float64(last.backlog)},
-		{"claim scan probe", "ms", first.scan, last.scan},
-	} {
-		if f.first < 0 || f.last < 0 {
-			continue // unreadable
+	for _, w := range []struct {
+		name string
+		hw   heldWindow
+	}{{"before the snapshot", before}, {"first window", windows[0]}, {"last window", windows[len(windows)-1]}} {
+		t.add(heldName(o, "pickup p50, "+w.name), "ms", w.hw.p50)
+		t.add(heldName(o, "pickup p99, "+w.name), "ms", w.hw.p99)
+		t.add(heldName(o, "tasks started a second, "+w.name), "tasks/s", w.hw.started)
+		if w.hw.backlog >= 0 {
+			t.add(heldName(o, backlogWhat(s)+", "+w.name), "rows", float64(w.hw.backlog))
 		}
-		t.add(heldName(o, f.what+", first window"), f.unit, f.first)
-		t.add(heldName(o, f.what+", last window"), f.unit, f.last)
-	}
-	if measureCPU {
-		t.add(heldName(o, "server CPU per task, first window"), "µs/task", first.cpu)
-		t.add(heldName(o, "server CPU per task, last window"), "µs/task", last.cpu)
+		t.add(heldName(o, "claim scan probe, "+w.name), "ms", w.hw.scan)
+		if measureCPU {
+			t.add(heldName(o, "server CPU per task, "+w.name), "µs/task", w.hw.cpu)
+		}
 	}
 	return nil
 }
