@@ -191,3 +191,45 @@ func ExampleWithSchedule() {
 	fmt.Println("ticked on a whole second:", tick.Equal(tick.Truncate(time.Second)))
 	// Output: ticked on a whole second: true
 }
+
+// A typed result: the handler stores a value as JSON with the completion
+// and WaitResult decodes it (what the generated WaitX methods call for a
+// task annotated result=T).
+func ExampleWaitResult() {
+	ctx := context.Background()
+	engine, cleanup := tempSQLite()
+	defer cleanup()
+	type report struct {
+		Rows int `json:"rows"`
+	}
+
+	w, err := runtime.NewWorker(engine, runtime.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = w.Handle("import", func(ctx context.Context, t *runtime.Task) error {
+		return t.SetResultJSON(report{Rows: 42}) // at most MaxResultBytes, as JSON
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer w.Stop(ctx)
+
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	id, err := client.Enqueue(ctx, "import", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := runtime.WaitResult[report](ctx, client, "import", id)
+	if err != nil {
+		log.Fatal(err) // a *runtime.TaskEndedError when the task failed
+	}
+	fmt.Println(r.Rows)
+	// Output: 42
+}
