@@ -18,8 +18,7 @@
 #
 # Environment: LEASEGEN_GALERA_DIR (default /var/lib/leasegen-galera),
 # LEASEGEN_GALERA_PORT (node 1's port, default 3321; nodes 2 and 3 take the
-# next two), LEASEGEN_GALERA_MAX_RSS_MIB (default 2048),
-# LEASEGEN_GALERA_MEMORY_MIB (each node's memory cap, default 4096). Every step is bounded in time and says what failed.
+# next two), LEASEGEN_GALERA_MAX_RSS_MIB (default 2048). Every step is bounded in time and says what failed.
 set -euo pipefail
 
 DIR=${LEASEGEN_GALERA_DIR:-/var/lib/leasegen-galera}
@@ -150,24 +149,6 @@ shrink() {
   done
 }
 
-# A node's memory is capped (cgroup v1's memory controller, where the
-# machine has it): a node that runs away is killed alone, at
-# LEASEGEN_GALERA_MEMORY_MIB, before the kernel has to reclaim the whole
-# machine's memory (a node grew to 18 GiB in a CI run and stalled every
-# test until the kernel's OOM killer took it).
-MEMORY_MIB=${LEASEGEN_GALERA_MEMORY_MIB:-4096}
-cap_memory() {
-  local n=$1 pid cg=/sys/fs/cgroup/memory/leasegen-galera-node$1
-  [ -d /sys/fs/cgroup/memory ] || return 0
-  pid=$(cat "$DIR/node$n/mysqld.pid" 2>/dev/null) || return 0
-  # What the node holds before the move stays charged where it was: the
-  # cap bounds what it allocates from then on (its growth).
-  if ! { mkdir -p "$cg" && echo $((MEMORY_MIB * 1024 * 1024)) >"$cg/memory.limit_in_bytes" &&
-    echo "$pid" >"$cg/cgroup.procs"; } 2>/dev/null; then
-    say "node $n: no memory cgroup here, its memory is not capped"
-  fi
-}
-
 start() {
   install
   local n up=0
@@ -189,7 +170,6 @@ start() {
     await "$n" "$up"
   done
   for n in "${NODES[@]}"; do await "$n" ${#NODES[@]}; done
-  for n in "${NODES[@]}"; do cap_memory "$n"; done
 }
 
 stop() {
