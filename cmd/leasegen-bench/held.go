@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -143,7 +144,8 @@ func heldSnapshot(ctx context.Context, o options, s *scratch, t *table) error {
 		windows = append(windows, hw)
 	}
 	stopSending()
-	if err := <-sent; err != nil && sendCtx.Err() == nil {
+	// The sending is cut off at the end on purpose; any other error counts.
+	if err := <-sent; err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	for _, w := range []struct {
