@@ -24,7 +24,8 @@
 --   RUNNING back to QUEUED got a new entry before the old one in index
 --   order: a reader past that point, waiting on the old entry, skipped
 --   both, and counted one holder too few (MySQL 9.7 ran three tasks of a
---   key with a limit of two under kill -9).
+--   key with a limit of two under kill -9). The column is STORED (version
+--   16 says why; a table this step made before has it VIRTUAL until then).
 -- Each statement runs only while its work is left, so the step can run
 -- again after a crash.
 SET @leasegen_v15 = IF(EXISTS (SELECT 1 FROM information_schema.columns
@@ -56,7 +57,7 @@ SET @leasegen_v15_state = IF(EXISTS (SELECT 1 FROM information_schema.columns
        AS (CASE WHEN flow_key IS NULL THEN NULL
                 WHEN status = ''WAITING'' THEN ''WAITING''
                 WHEN status IN (''QUEUED'', ''RUNNING'', ''CANCEL_REQUESTED'', ''FAILED'') THEN ''HOLDING''
-                ELSE ''DONE'' END) VIRTUAL,
+                ELSE ''DONE'' END) STORED,
      ADD INDEX leasegen_tasks_flow (flow_key, task_type, flow_state, id)');
 PREPARE leasegen_v15_state FROM @leasegen_v15_state;
 EXECUTE leasegen_v15_state;
