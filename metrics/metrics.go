@@ -36,6 +36,7 @@ type Metrics struct {
 	recoveryDelay     prometheus.Histogram
 	conflictRetries   prometheus.Counter
 	keyReleases       prometheus.Counter
+	stepsSettled      *prometheus.CounterVec
 	queueDepth        *prometheus.GaugeVec
 	oldestQueued      *prometheus.GaugeVec
 	paused            *prometheus.GaugeVec
@@ -90,6 +91,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		keyReleases: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "async_task_key_released_total", Help: "Waiting tasks given a slot of their concurrency key after a task of the key ended.",
 		}),
+		stepsSettled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "async_task_workflow_steps_settled_total", Help: "Workflow steps decided after their parents ended: queued, or cancelled by a parent that ended without success.",
+		}, []string{"decision"}),
 		conflictRetries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "async_task_conflict_retries_total", Help: "Operations run again after a deadlock, a lock-wait timeout or a busy database.",
 		}),
@@ -118,7 +122,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		m.enqueued, m.finished, m.duration, m.claimLatency, m.running, m.renewals, m.renewalSuccesses,
-		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.keyReleases, m.queueDepth, m.oldestQueued, m.paused,
+		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.keyReleases, m.stepsSettled, m.queueDepth, m.oldestQueued, m.paused,
 		m.scheduleTicks, m.scheduleMissed, m.scheduleLag, m.scheduleOverdue,
 	} {
 		if err := reg.Register(c); err != nil {
@@ -170,6 +174,12 @@ func (m *Metrics) ConflictRetried() { m.conflictRetries.Inc() }
 
 // KeysReleased implements runtime.Observer.
 func (m *Metrics) KeysReleased(_, released int) { m.keyReleases.Add(float64(released)) }
+
+// StepsSettled implements runtime.Observer.
+func (m *Metrics) StepsSettled(queued, cancelled int) {
+	m.stepsSettled.WithLabelValues("queued").Add(float64(queued))
+	m.stepsSettled.WithLabelValues("cancelled").Add(float64(cancelled))
+}
 
 // ScheduleFired implements runtime.Observer.
 func (m *Metrics) ScheduleFired(f runtime.ScheduleFiring) {

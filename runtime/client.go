@@ -142,14 +142,16 @@ func (c *Client) enqueue(ctx context.Context, q driver.DBTX, reqs []Request) ([]
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	if len(c.cfg.EnqueueMiddleware) == 0 {
-		return c.store(ctx, q, reqs)
-	}
-	next := func(ctx context.Context, reqs []Request) ([]TaskID, error) { return c.store(ctx, q, reqs) }
+	return c.chain(func(ctx context.Context, reqs []Request) ([]TaskID, error) { return c.store(ctx, q, reqs) })(ctx, reqs)
+}
+
+// chain wraps store in the client's middleware.
+func (c *Client) chain(store EnqueueFunc) EnqueueFunc {
+	next := store
 	for _, mw := range slices.Backward(c.cfg.EnqueueMiddleware) {
 		next = mw(next)
 	}
-	return next(ctx, reqs)
+	return next
 }
 
 // store validates reqs and inserts them on q.
@@ -172,19 +174,8 @@ func (c *Client) store(ctx context.Context, q driver.DBTX, reqs []Request) ([]Ta
 			keys[i] = key
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err // nothing sent
-	}
-	if err := c.engine.driver.Check(ctx); err != nil {
-		return nil, c.engine.classify(err)
-	}
-	if limit := c.engine.driver.PayloadLimit(); limit > 0 {
-		for _, t := range tasks {
-			if len(t.Payload) > limit {
-				return nil, fmt.Errorf("%w: %s payload is %d bytes; the server takes at most %d in a row (half its max_allowed_packet less 64 KiB: escaping can double a payload)",
-					ErrPayloadTooLarge, t.Type, len(t.Payload), limit)
-			}
-		}
+	if err := c.checkBeforeInsert(ctx, tasks); err != nil {
+		return nil, err
 	}
 	var ids []TaskID
 	var err error
@@ -196,6 +187,34 @@ func (c *Client) store(ctx context.Context, q driver.DBTX, reqs []Request) ([]Ta
 	if err != nil {
 		return nil, c.engine.classifyWrite(err)
 	}
+	c.countEnqueued(tasks)
+	return ids, nil
+}
+
+// checkBeforeInsert checks, before tasks are sent, that ctx is live, the
+// connection's settings are safe and each payload fits in the server's
+// row.
+func (c *Client) checkBeforeInsert(ctx context.Context, tasks []driver.NewTask) error {
+	if err := ctx.Err(); err != nil {
+		return err // nothing sent
+	}
+	if err := c.engine.driver.Check(ctx); err != nil {
+		return c.engine.classify(err)
+	}
+	if limit := c.engine.driver.PayloadLimit(); limit > 0 {
+		for _, t := range tasks {
+			if len(t.Payload) > limit {
+				return fmt.Errorf("%w: %s payload is %d bytes; the server takes at most %d in a row (half its max_allowed_packet less 64 KiB: escaping can double a payload)",
+					ErrPayloadTooLarge, t.Type, len(t.Payload), limit)
+			}
+		}
+	}
+	return nil
+}
+
+// countEnqueued reports stored tasks to the observer, a count per run of
+// one type.
+func (c *Client) countEnqueued(tasks []driver.NewTask) {
 	for i := 0; i < len(tasks); {
 		j := i + 1
 		for j < len(tasks) && tasks[j].Type == tasks[i].Type {
@@ -204,7 +223,6 @@ func (c *Client) store(ctx context.Context, q driver.DBTX, reqs []Request) ([]Ta
 		c.engine.observer.TasksEnqueued(tasks[i].Type, j-i)
 		i = j
 	}
-	return ids, nil
 }
 
 // newTask applies r's options and checks every bound of the task row; it
@@ -338,8 +356,14 @@ func (c *Client) ListByOwner(ctx context.Context, owner string, limit int, statu
 // unknown id.
 func (c *Client) Cancel(ctx context.Context, id TaskID) error {
 	changed, err := bookkeeping.ChangeTask(ctx, c.engine.tables, id, func(tx driver.Tables) (bool, error) { return tx.TaskCancelRequest(ctx, id) })
-	if err != nil || changed {
+	if err != nil {
 		return c.engine.failed(err, "cancel task %d", id)
+	}
+	if changed {
+		// A workflow's steps after a cancelled one are cancelled now; when
+		// this fails, recovery's pass over stalled steps does it.
+		_, _ = bookkeeping.SettleChildren(ctx, c.engine.tables, []TaskID{id})
+		return nil
 	}
 	info, err := c.engine.tables.TaskGet(ctx, id)
 	if err != nil {

@@ -109,14 +109,20 @@ func (c *completer) complete(ctx context.Context, batch []*execution) {
 		}
 	}
 	var keys []driver.FlowKey
+	var ended []TaskID
 	for i, e := range batch {
 		outcome := e.record(err == nil && oks[i], err, c.completed, "complete", OutcomeSuccess)
 		e.close(outcome)
 		if k := e.endedKey(outcome); k.Key != "" {
 			keys = append(keys, k)
 		}
+		if outcome == OutcomeSuccess {
+			ended = append(ended, e.task.ID)
+		}
 	}
+	x := batch[0].x
 	if len(keys) > 0 {
-		batch[0].x.handOn(keys)
+		x.handOn(keys)
 	}
+	x.settleChildren(ended...)
 }

@@ -26,6 +26,12 @@ type Engine struct {
 	// lock-wait timeout or a busy database.
 	conflictRetries atomic.Int64
 	observer        Observer
+	// stepsWaiting says a workflow's step may wait for its parents: set
+	// by this engine's workflow enqueues and by recovery, which reads it
+	// from the database each pass. While it is false, a worker looks for
+	// the children of the tasks it ends only after reading it again (at
+	// most once a second).
+	stepsWaiting atomic.Bool
 }
 
 // NewEngine returns the engine on d, a driver from leasemysql.New or

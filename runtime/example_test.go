@@ -233,3 +233,62 @@ func ExampleWaitResult() {
 	fmt.Println(r.Rows)
 	// Output: 42
 }
+
+// A workflow: "charge" and "reserve" run first, side by side; "ship"
+// starts once both succeeded and reads their results. The three steps are
+// stored in one transaction.
+func ExampleClient_EnqueueWorkflow() {
+	ctx := context.Background()
+	engine, cleanup := tempSQLite()
+	defer cleanup()
+
+	w, err := runtime.NewWorker(engine, runtime.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, typ := range []string{"charge", "reserve"} {
+		err := w.Handle(typ, func(ctx context.Context, t *runtime.Task) error {
+			t.SetResult(t.Type + "-ok")
+			return nil
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	err = w.Handle("ship", func(ctx context.Context, t *runtime.Task) error {
+		parents, err := t.Parents(ctx) // by step name
+		if err != nil {
+			return err
+		}
+		for _, p := range parents {
+			fmt.Println(p.Step, p.Status, p.Result)
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer w.Stop(ctx)
+
+	client, err := runtime.NewClient(engine, runtime.ClientConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	run, err := client.EnqueueWorkflow(ctx, runtime.Workflow{Name: "order", Steps: []runtime.Step{
+		{Name: "charge", Request: runtime.Request{Type: "charge", Payload: []byte(`{"order":7}`)}},
+		{Name: "reserve", Request: runtime.Request{Type: "reserve", Payload: []byte(`{"order":7}`)}},
+		{Name: "ship", Request: runtime.Request{Type: "ship", Payload: []byte(`{"order":7}`)}, After: []string{"charge", "reserve"}},
+	}})
+	if err != nil {
+		log.Fatal(err) // ErrInvalidTask for a cycle, an unknown parent, a duplicate step
+	}
+	if _, err := client.Wait(ctx, run.Tasks["ship"]); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// charge SUCCESS charge-ok
+	// reserve SUCCESS reserve-ok
+}

@@ -35,6 +35,15 @@ type executor struct {
 	// keyReleases is the key release loop's queue: the keys whose tasks
 	// ended.
 	keyReleases *handoff[driver.FlowKey]
+	// settles is the settle loop's queue: the tasks that ended while a
+	// workflow's step may wait (stepsWaiting), whose children it settles.
+	settles      *handoff[TaskID]
+	stepsWaiting *atomic.Bool
+	// stepsProbedAt is when stepsMayWait last read the database (Unix
+	// nanoseconds).
+	stepsProbedAt atomic.Int64
+	// failed wraps an error of the database for a handler (Engine.failed).
+	failed func(err error, what string, args ...any) error
 	// keep is how many attempts of a task the history keeps.
 	keep int
 	// runCtx bounds the writes of an execution's outcome.
@@ -62,6 +71,7 @@ func (w *Worker) newExecutor() *executor {
 		driver: w.engine.driver, tables: w.engine.tables, db: w.engine.db, workerID: w.cfg.WorkerID,
 		logger: w.cfg.Logger, clock: w.cfg.Clock, observer: w.engine.observer, stats: &w.stats,
 		fences: w.fences, prefetch: w.prefetch, completions: w.completions, keyReleases: newHandoff[driver.FlowKey](), keep: w.cfg.AttemptHistory,
+		settles: newHandoff[TaskID](), stepsWaiting: &w.engine.stepsWaiting, failed: w.engine.failed,
 		runCtx: w.runCtx, slots: w, writes: make(writeSlots, maxSeparateWrites), retry: w.engine.writeRetry(),
 	}
 }
@@ -198,6 +208,9 @@ func (e *execution) end(outcome string) {
 	e.close(outcome)
 	if k := e.endedKey(outcome); k.Key != "" {
 		e.x.handOn([]driver.FlowKey{k})
+	}
+	if outcome == OutcomeSuccess || outcome == OutcomeFailed {
+		e.x.settleChildren(e.task.ID)
 	}
 }
 

@@ -59,3 +59,20 @@ func (q *handoff[T]) stop() []T {
 	q.pending = nil
 	return rest
 }
+
+// serve hands the queued items to do, at most max at a time, as they come
+// until stop is closed; then it refuses further pushes and hands do what
+// is left.
+func (q *handoff[T]) serve(stop <-chan struct{}, max int, do func([]T)) {
+	for {
+		select {
+		case <-q.ready:
+		case <-stop:
+			do(q.stop())
+			return
+		}
+		for batch := q.take(max); len(batch) > 0; batch = q.take(max) {
+			do(batch)
+		}
+	}
+}

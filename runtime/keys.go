@@ -118,23 +118,8 @@ const maxKeyRelease = 500
 // and the completion loop's paths: the keys of the tasks that end while a
 // release runs go together in the next one. At stop it releases what is
 // left; a key handed over later is released where it ended.
-func (x *executor) releaseLoop(ctx context.Context, stop <-chan struct{}) {
-	q := x.keyReleases
-	for {
-		select {
-		case <-q.ready:
-		case <-stop:
-			x.releaseKeys(q.stop())
-			return
-		}
-		for {
-			keys := q.take(maxKeyRelease)
-			if len(keys) == 0 {
-				break
-			}
-			x.releaseKeys(keys)
-		}
-	}
+func (x *executor) releaseLoop(_ context.Context, stop <-chan struct{}) {
+	x.keyReleases.serve(stop, maxKeyRelease, x.releaseKeys)
 }
 
 // notifyTypes wakes the workers of the keys' task types: tasks of theirs

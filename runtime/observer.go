@@ -38,6 +38,9 @@ type Observer interface {
 	// of keys keys ended (or recovery found them stalled): released
 	// waiting tasks became QUEUED.
 	KeysReleased(keys, released int)
+	// StepsSettled reports workflow steps whose parents ended: queued
+	// became QUEUED, cancelled CANCELLED (a parent ended without success).
+	StepsSettled(queued, cancelled int)
 }
 
 // ScheduleFiring is what one fire of a due schedule did.
@@ -87,6 +90,7 @@ func (BaseObserver) LeaseRecovered(string, time.Duration)       {}
 func (BaseObserver) ConflictRetried()                           {}
 func (BaseObserver) ScheduleFired(ScheduleFiring)               {}
 func (BaseObserver) KeysReleased(int, int)                      {}
+func (BaseObserver) StepsSettled(int, int)                      {}
 
 // Stats counts what one worker did since it started.
 type Stats struct {

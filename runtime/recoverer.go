@@ -34,6 +34,9 @@ type recoverer struct {
 	found func()
 	// renewRow renews the worker's row after each pass.
 	renewRow func(ctx context.Context)
+	// stepsWaiting is the engine's: each pass reads whether a workflow's
+	// step waits.
+	stepsWaiting *atomic.Bool
 }
 
 func newRecoverer(w *Worker) *recoverer {
@@ -42,6 +45,7 @@ func newRecoverer(w *Worker) *recoverer {
 		interval: w.cfg.RecoveryInterval, batch: w.cfg.RecoveryBatchSize, maxBatches: w.cfg.RecoveryMaxBatches,
 		pause: w.cfg.RecoveryPause, recovered: &w.stats.recovered, found: w.signal, renewRow: w.renewRegistration,
 		keep: w.cfg.AttemptHistory, historyWait: max(w.cfg.LeaseTimeout, w.cfg.RecoveryInterval),
+		stepsWaiting: &w.engine.stepsWaiting,
 	}
 }
 
@@ -51,6 +55,7 @@ func (r *recoverer) run(ctx context.Context, stop <-chan struct{}) {
 	for {
 		r.pass(ctx, stop)
 		r.releaseStalledKeys(ctx)
+		r.settleStalledSteps(ctx)
 		select {
 		case <-stop:
 			return

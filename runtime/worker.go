@@ -193,6 +193,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.exec = w.newExecutor()
 	w.goService(newCompleter(w).run)
 	w.goService(w.exec.releaseLoop)
+	w.goService(w.exec.settleLoop)
 	w.engine.driver.Subscribe(w.wake, req.Types)
 	poll := newPoller(w, req)
 	w.pollDone.Go(func() { poll.run(w.runCtx, w.stopPoll) })

@@ -298,11 +298,14 @@ DELETE FROM leasegen_tasks WHERE id = ? AND status NOT IN ('RUNNING', 'CANCEL_RE
 -- name: TaskPurge :execrows
 -- One batch of finished tasks older than the cutoff, found through
 -- leasegen_tasks_due: a finished task is due when it finished, at
--- due_priority 0.
+-- due_priority 0. A workflow step's parent stays while a step after it
+-- waits: the step reads it when it is decided, and when it runs.
 DELETE FROM leasegen_tasks
 WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
   AND due_priority = 0
   AND due_at < NOW(3) - INTERVAL sqlc.arg(age_us) MICROSECOND
+  AND NOT EXISTS (SELECT 1 FROM leasegen_task_deps d JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+                  WHERE d.parent_id = leasegen_tasks.id AND s.waiting)
 LIMIT ?;
 
 -- name: TaskProbe :one

@@ -354,12 +354,15 @@ DELETE FROM leasegen_tasks WHERE id = $1 AND status NOT IN ('RUNNING', 'CANCEL_R
 
 -- name: TaskPurge :execrows
 -- One batch of finished tasks older than the cutoff, through
--- leasegen_tasks_finished.
+-- leasegen_tasks_finished; not the parents of waiting workflow steps
+-- (see the MySQL query).
 DELETE FROM leasegen_tasks
 WHERE id IN (
-  SELECT id FROM leasegen_tasks
-  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
-    AND finished_at < now() - sqlc.arg(age_us)::bigint * interval '1 microsecond'
+  SELECT t.id FROM leasegen_tasks t
+  WHERE t.status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND t.finished_at < now() - sqlc.arg(age_us)::bigint * interval '1 microsecond'
+    AND NOT EXISTS (SELECT 1 FROM leasegen_task_deps d JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+                    WHERE d.parent_id = t.id AND s.waiting)
   LIMIT sqlc.arg('limit')
 );
 

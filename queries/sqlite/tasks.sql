@@ -245,12 +245,15 @@ SELECT COUNT(*) FROM (
 DELETE FROM leasegen_tasks WHERE id = ? AND status NOT IN ('RUNNING', 'CANCEL_REQUESTED');
 
 -- name: TaskPurge :execrows
--- Walks leasegen_tasks_finished.
+-- Walks leasegen_tasks_finished; not the parents of waiting workflow
+-- steps (see the MySQL query).
 DELETE FROM leasegen_tasks
 WHERE id IN (
-  SELECT id FROM leasegen_tasks
-  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
-    AND due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(age_ms)
+  SELECT t.id FROM leasegen_tasks t
+  WHERE t.status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND t.due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - sqlc.arg(age_ms)
+    AND NOT EXISTS (SELECT 1 FROM leasegen_task_deps d JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+                    WHERE d.parent_id = t.id AND s.waiting)
   LIMIT sqlc.arg('limit')
 );
 

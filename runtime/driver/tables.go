@@ -222,9 +222,88 @@ type Tables interface {
 	// their tasks' counts.
 	FlowKeyList(ctx context.Context, limit int) ([]leasetype.KeyInfo, error)
 
+	// WorkflowInsert stores a workflow named name, enqueued now, and
+	// returns its id.
+	WorkflowInsert(ctx context.Context, name string) (leasetype.WorkflowID, error)
+	// WorkflowStepInsert stores step s of a workflow.
+	WorkflowStepInsert(ctx context.Context, s WorkflowStep) error
+	// TaskDepInsert stores the edge d of a workflow.
+	TaskDepInsert(ctx context.Context, d TaskDep) error
+	// StepTasksWait makes tasks ids, inserted QUEUED by the same
+	// transaction, WAITING for their parents, and returns how many it
+	// changed.
+	StepTasksWait(ctx context.Context, ids []leasetype.TaskID) (int, error)
+	// StepsWaitingChildren returns, in id order, the waiting steps among
+	// the children of parents.
+	StepsWaitingChildren(ctx context.Context, parents []leasetype.TaskID) ([]leasetype.TaskID, error)
+	// StepsLock locks, in id order, the rows of the steps among ids that
+	// still wait, until the transaction ends, and returns how many.
+	StepsLock(ctx context.Context, ids []leasetype.TaskID) (int, error)
+	// StepParentStates returns, for each waiting step among ids, its
+	// task's status with each of its parents' and the rule of their edge:
+	// what committed last.
+	StepParentStates(ctx context.Context, ids []leasetype.TaskID) ([]StepParentState, error)
+	// StepTasksQueue makes the WAITING steps among ids QUEUED, at their
+	// place in the queue, and returns how many it changed.
+	StepTasksQueue(ctx context.Context, ids []leasetype.TaskID) (int, error)
+	// StepTasksCancel makes the WAITING steps among ids CANCELLED, with
+	// message as their last error, and returns how many it changed.
+	StepTasksCancel(ctx context.Context, ids []leasetype.TaskID, message string) (int, error)
+	// StepsSettle marks steps ids decided: they no longer wait.
+	StepsSettle(ctx context.Context, ids []leasetype.TaskID) error
+	// StepsStalled returns, in id order, up to limit waiting steps that a
+	// settle would decide now: their task no longer waits, none of their
+	// parents is unfinished, or a parent that cancels them ended without
+	// success or no longer exists.
+	StepsStalled(ctx context.Context, limit int) ([]leasetype.TaskID, error)
+	// StepsWaitingAny reports whether some step waits.
+	StepsWaitingAny(ctx context.Context) (bool, error)
+	// StepParents returns step id's parents by step name, with their
+	// statuses and results.
+	StepParents(ctx context.Context, id leasetype.TaskID) ([]leasetype.ParentResult, error)
+	// StepOrphans returns up to limit steps whose tasks no longer exist.
+	StepOrphans(ctx context.Context, limit int) ([]leasetype.TaskID, error)
+	// StepDeleteTasks deletes the steps of tasks ids and returns how many.
+	StepDeleteTasks(ctx context.Context, ids []leasetype.TaskID) (int, error)
+	// TaskDepDeleteChildren deletes the edges into tasks ids.
+	TaskDepDeleteChildren(ctx context.Context, ids []leasetype.TaskID) error
+	// WorkflowDeleteEmpty deletes up to limit workflows without a stored
+	// step and returns how many.
+	WorkflowDeleteEmpty(ctx context.Context, limit int) (int, error)
+	// WorkflowGet returns workflow id with its steps, or an error
+	// wrapping leasetype.ErrWorkflowNotFound.
+	WorkflowGet(ctx context.Context, id leasetype.WorkflowID) (leasetype.WorkflowInfo, error)
+
 	// MigrationList maps each applied schema version to when it was
 	// applied.
 	MigrationList(ctx context.Context) (map[int]time.Time, error)
+}
+
+// WorkflowStep is one step's row: a workflow's task and its name in it.
+type WorkflowStep struct {
+	Workflow leasetype.WorkflowID
+	Task     leasetype.TaskID
+	Name     string
+	Waiting  bool // it has parents: its task waits for them
+}
+
+// TaskDep is one edge of a workflow: Child starts after Parent ended.
+type TaskDep struct {
+	Parent, Child leasetype.TaskID
+	// RunOnFailure says a Parent that ends without success lets Child
+	// run; else it cancels it.
+	RunOnFailure bool
+}
+
+// StepParentState is a waiting step's task and one of its parents, as a
+// settle reads them.
+type StepParentState struct {
+	Child        leasetype.TaskID
+	ChildType    string
+	ChildStatus  leasetype.Status
+	Parent       leasetype.TaskID
+	ParentStatus leasetype.Status // empty: the parent no longer exists
+	RunOnFailure bool
 }
 
 // WorkerRegistration is the row a worker keeps while it runs.

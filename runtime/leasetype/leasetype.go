@@ -18,7 +18,8 @@ type Status string
 // The task states. SUCCESS, FAILED and CANCELLED are terminal.
 const (
 	// StatusWaiting is a keyed task waiting for a slot of its key
-	// (WithConcurrencyKey): no claim takes it until it is QUEUED.
+	// (WithConcurrencyKey), or a workflow's step waiting for its parents
+	// to end: no claim takes it until it is QUEUED.
 	StatusWaiting         Status = "WAITING"
 	StatusQueued          Status = "QUEUED"
 	StatusRunning         Status = "RUNNING"

@@ -606,3 +606,146 @@ func (t tables) FlowKeyList(ctx context.Context, limit int) ([]leasetype.KeyInfo
 		}
 	}), err
 }
+
+func (t tables) WorkflowInsert(ctx context.Context, name string) (leasetype.WorkflowID, error) {
+	var id int64
+	err := t.Write(ctx, func() error {
+		var err error
+		id, err = t.s.q.WorkflowInsert(ctx, t.q, db.WorkflowInsertParams{Name: name})
+		return err
+	})
+	return leasetype.WorkflowID(id), err
+}
+
+func (t tables) WorkflowStepInsert(ctx context.Context, s driver.WorkflowStep) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.WorkflowStepInsert(ctx, t.q, db.WorkflowStepInsertParams{
+			TaskID: int64(s.Task), WorkflowID: int64(s.Workflow), Step: s.Name, Waiting: s.Waiting,
+		})
+	})
+}
+
+func (t tables) TaskDepInsert(ctx context.Context, d driver.TaskDep) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.TaskDepInsert(ctx, t.q, db.TaskDepInsertParams{
+			ParentID: int64(d.Parent), ChildID: int64(d.Child), RunOnFailure: d.RunOnFailure,
+		})
+	})
+}
+
+func (t tables) StepTasksWait(ctx context.Context, ids []leasetype.TaskID) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.StepTasksWait(ctx, t.q, db.StepTasksWaitParams{Ids: sqlbuild.IDs(ids)})
+	})
+}
+
+func (t tables) StepsWaitingChildren(ctx context.Context, parents []leasetype.TaskID) ([]leasetype.TaskID, error) {
+	rows, err := t.s.q.StepsWaitingChildren(ctx, t.q, db.StepsWaitingChildrenParams{Parents: sqlbuild.IDs(parents)})
+	return sqlbuild.Map(rows, func(id int64) leasetype.TaskID { return leasetype.TaskID(id) }), err
+}
+
+func (t tables) StepsLock(ctx context.Context, ids []leasetype.TaskID) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.StepsLock(ctx, t.q, db.StepsLockParams{Ids: sqlbuild.IDs(ids)})
+	})
+}
+
+func (t tables) StepParentStates(ctx context.Context, ids []leasetype.TaskID) ([]driver.StepParentState, error) {
+	rows, err := t.s.q.StepParentStates(ctx, t.q, db.StepParentStatesParams{Ids: sqlbuild.IDs(ids)})
+	return sqlbuild.Map(rows, func(r db.StepParentStatesRow) driver.StepParentState {
+		return driver.StepParentState{
+			Child: leasetype.TaskID(r.ChildID), ChildType: r.ChildType, ChildStatus: leasetype.Status(r.ChildStatus),
+			Parent: leasetype.TaskID(r.ParentID), ParentStatus: leasetype.Status(r.ParentStatus.String),
+			RunOnFailure: r.RunOnFailure,
+		}
+	}), err
+}
+
+func (t tables) StepTasksQueue(ctx context.Context, ids []leasetype.TaskID) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.StepTasksQueue(ctx, t.q, db.StepTasksQueueParams{Ids: sqlbuild.IDs(ids)})
+	})
+}
+
+func (t tables) StepTasksCancel(ctx context.Context, ids []leasetype.TaskID, message string) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.StepTasksCancel(ctx, t.q, db.StepTasksCancelParams{Ids: sqlbuild.IDs(ids), LastError: sqlbuild.NullString(message)})
+	})
+}
+
+func (t tables) StepsSettle(ctx context.Context, ids []leasetype.TaskID) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.StepsSettle(ctx, t.q, db.StepsSettleParams{Ids: sqlbuild.IDs(ids)})
+	})
+}
+
+func (t tables) StepsStalled(ctx context.Context, limit int) ([]leasetype.TaskID, error) {
+	rows, err := t.s.q.StepsStalled(ctx, t.q, db.StepsStalledParams{Limit: int32(limit)})
+	return sqlbuild.Map(rows, func(id int64) leasetype.TaskID { return leasetype.TaskID(id) }), err
+}
+
+func (t tables) StepsWaitingAny(ctx context.Context) (bool, error) {
+	return t.s.q.StepsWaitingAny(ctx, t.q)
+}
+
+func (t tables) StepParents(ctx context.Context, id leasetype.TaskID) ([]leasetype.ParentResult, error) {
+	rows, err := t.s.q.StepParents(ctx, t.q, db.StepParentsParams{ChildID: int64(id)})
+	return sqlbuild.Map(rows, func(r db.StepParentsRow) leasetype.ParentResult {
+		return leasetype.ParentResult{Step: r.Step, TaskID: leasetype.TaskID(r.ParentID), Status: leasetype.Status(r.Status.String), Result: r.Result.String}
+	}), err
+}
+
+func (t tables) WorkflowGet(ctx context.Context, id leasetype.WorkflowID) (leasetype.WorkflowInfo, error) {
+	w, err := t.s.q.WorkflowGet(ctx, t.q, db.WorkflowGetParams{ID: int64(id)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return leasetype.WorkflowInfo{}, fmt.Errorf("%w: id %d", leasetype.ErrWorkflowNotFound, id)
+	}
+	if err != nil {
+		return leasetype.WorkflowInfo{}, err
+	}
+	steps, err := t.s.q.WorkflowStepList(ctx, t.q, db.WorkflowStepListParams{WorkflowID: int64(id)})
+	if err != nil {
+		return leasetype.WorkflowInfo{}, err
+	}
+	deps, err := t.s.q.WorkflowDepList(ctx, t.q, db.WorkflowDepListParams{WorkflowID: int64(id)})
+	if err != nil {
+		return leasetype.WorkflowInfo{}, err
+	}
+	info := leasetype.WorkflowInfo{ID: id, Name: w.Name, CreatedAt: w.CreatedAt}
+	at := make(map[string]int, len(steps))
+	for _, s := range steps {
+		at[s.Step] = len(info.Steps)
+		info.Steps = append(info.Steps, leasetype.StepInfo{
+			Name: s.Step, TaskID: leasetype.TaskID(s.TaskID), Status: leasetype.Status(s.Status.String), Waiting: s.Waiting,
+		})
+	}
+	for _, d := range deps {
+		s := &info.Steps[at[d.ChildStep]]
+		s.After = append(s.After, d.ParentStep)
+		s.RunOnFailure = d.RunOnFailure
+	}
+	return info, nil
+}
+
+func (t tables) StepOrphans(ctx context.Context, limit int) ([]leasetype.TaskID, error) {
+	rows, err := t.s.q.StepOrphans(ctx, t.q, db.StepOrphansParams{Limit: int32(limit)})
+	return sqlbuild.Map(rows, func(id int64) leasetype.TaskID { return leasetype.TaskID(id) }), err
+}
+
+func (t tables) StepDeleteTasks(ctx context.Context, ids []leasetype.TaskID) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.StepDeleteTasks(ctx, t.q, db.StepDeleteTasksParams{TaskIds: sqlbuild.IDs(ids)})
+	})
+}
+
+func (t tables) TaskDepDeleteChildren(ctx context.Context, ids []leasetype.TaskID) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.TaskDepDeleteChildren(ctx, t.q, db.TaskDepDeleteChildrenParams{TaskIds: sqlbuild.IDs(ids)})
+	})
+}
+
+func (t tables) WorkflowDeleteEmpty(ctx context.Context, limit int) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.WorkflowDeleteEmpty(ctx, t.q, db.WorkflowDeleteEmptyParams{Limit: int32(limit)})
+	})
+}

@@ -14,8 +14,8 @@ import (
 const PruneBatch = 500
 
 // Pruner deletes finished tasks older than Retention every Interval, in
-// batches of Batch, until a batch comes back short, then the attempts of
-// the tasks it deleted. Several workers may prune at once: each statement
+// batches of Batch, until a batch comes back short, then the attempts and
+// workflow steps of the tasks it deleted. Several workers may prune at once: each statement
 // deletes rows the others did not.
 type Pruner struct {
 	Tables    driver.Tables
@@ -40,20 +40,22 @@ func (p *Pruner) Run(ctx context.Context, stop <-chan struct{}) {
 		case <-ticker.C:
 		}
 		if p.Pass(ctx, stop) > 0 {
-			p.purgeAttempts(ctx, stop)
+			p.purgeLeftovers(ctx, stop, "attempt histories", PurgeAttempts)
+			p.purgeLeftovers(ctx, stop, "workflow steps", PurgeWorkflows)
 		}
 	}
 }
 
-// purgeAttempts deletes the recorded attempts of the tasks a pass deleted,
-// a batch of tasks at a time.
-func (p *Pruner) purgeAttempts(ctx context.Context, stop <-chan struct{}) {
+// purgeLeftovers runs purge, a batch at a time, until a batch deletes
+// nothing: what retention leaves of the tasks a pass deleted (named by
+// what, for the log).
+func (p *Pruner) purgeLeftovers(ctx context.Context, stop <-chan struct{}, what string, purge func(context.Context, driver.Tables, int) (int, error)) {
 	for {
 		batchCtx, cancel := context.WithTimeout(ctx, p.Bound)
-		n, err := PurgeAttempts(batchCtx, p.Tables, p.Batch)
+		n, err := purge(batchCtx, p.Tables, p.Batch)
 		cancel()
 		if err != nil {
-			p.Logger.Error("leasegen: retention of attempt histories failed", "worker", p.WorkerID, "err", err)
+			p.Logger.Error("leasegen: retention of "+what+" failed", "worker", p.WorkerID, "err", err)
 			return
 		}
 		if n == 0 {

@@ -133,6 +133,12 @@ var bundleCases = []struct {
 	{"TypeRateWindows", testTypeRateWindows},
 	{"FairnessKeys", testFairnessKeys},
 	{"FairnessWeights", testFairnessWeights},
+	{"WorkflowDiamond", testWorkflowDiamond},
+	{"WorkflowParentFailure", testWorkflowParentFailure},
+	{"WorkflowParentsEndTogether", testWorkflowParentsEndTogether},
+	{"WorkflowStalledAndCancelled", testWorkflowStalledAndCancelled},
+	{"WorkflowRetention", testWorkflowRetention},
+	{"Kill9Workflows", testKill9Workflows},
 }
 
 // engineIndependentCases check what the runtime decides alone (input

@@ -22,6 +22,7 @@ type Signals struct {
 	succeeded int
 	fired     map[string]Firings
 	releases  int
+	settled   int // workflow steps queued or cancelled
 }
 
 // Firings sums what the fires of one schedule did.
@@ -97,4 +98,17 @@ func (s *Signals) Releases() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.releases
+}
+
+// StepsSettled counts the workflow steps settles queued or cancelled.
+func (s *Signals) StepsSettled(queued, cancelled int) {
+	s.report(func() { s.settled += queued + cancelled })
+}
+
+// Settled returns how many workflow steps settles have queued or
+// cancelled.
+func (s *Signals) Settled() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settled
 }

@@ -114,6 +114,12 @@ type LeasegenTask struct {
 	FlowState      sql.NullString
 }
 
+type LeasegenTaskDep struct {
+	ParentID     int64
+	ChildID      int64
+	RunOnFailure bool
+}
+
 type LeasegenThroughput struct {
 	TaskType  string
 	MinuteAt  time.Time
@@ -132,4 +138,18 @@ type LeasegenWorker struct {
 	GlobalLimit    int32
 	TaskLimits     string
 	Schedules      sql.NullString
+}
+
+type LeasegenWorkflow struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+}
+
+type LeasegenWorkflowStep struct {
+	TaskID     int64
+	WorkflowID int64
+	Step       string
+	Waiting    bool
+	Version    int64
 }

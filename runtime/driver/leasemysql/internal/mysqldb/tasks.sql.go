@@ -950,6 +950,8 @@ DELETE FROM leasegen_tasks
 WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
   AND due_priority = 0
   AND due_at < NOW(3) - INTERVAL ? MICROSECOND
+  AND NOT EXISTS (SELECT 1 FROM leasegen_task_deps d JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+                  WHERE d.parent_id = leasegen_tasks.id AND s.waiting)
 LIMIT ?
 `
 
@@ -960,7 +962,8 @@ type TaskPurgeParams struct {
 
 // One batch of finished tasks older than the cutoff, found through
 // leasegen_tasks_due: a finished task is due when it finished, at
-// due_priority 0.
+// due_priority 0. A workflow step's parent stays while a step after it
+// waits: the step reads it when it is decided, and when it runs.
 func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskPurge, arg.AgeUs, arg.Limit)
 	if err != nil {

@@ -112,6 +112,12 @@ type LeasegenTask struct {
 	FlowSlot       sql.NullInt32
 }
 
+type LeasegenTaskDep struct {
+	ParentID     int64
+	ChildID      int64
+	RunOnFailure bool
+}
+
 type LeasegenThroughput struct {
 	TaskType  string
 	MinuteAt  time.Time
@@ -130,4 +136,18 @@ type LeasegenWorker struct {
 	GlobalLimit    int32
 	TaskLimits     string
 	Schedules      sql.NullString
+}
+
+type LeasegenWorkflow struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+}
+
+type LeasegenWorkflowStep struct {
+	TaskID     int64
+	WorkflowID int64
+	Step       string
+	Waiting    bool
+	Version    int64
 }

@@ -1032,9 +1032,11 @@ func (q *Queries) TaskProbe(ctx context.Context, db DBTX, arg TaskProbeParams) (
 const taskPurge = `-- name: TaskPurge :execrows
 DELETE FROM leasegen_tasks
 WHERE id IN (
-  SELECT id FROM leasegen_tasks
-  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
-    AND finished_at < now() - $1::bigint * interval '1 microsecond'
+  SELECT t.id FROM leasegen_tasks t
+  WHERE t.status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND t.finished_at < now() - $1::bigint * interval '1 microsecond'
+    AND NOT EXISTS (SELECT 1 FROM leasegen_task_deps d JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+                    WHERE d.parent_id = t.id AND s.waiting)
   LIMIT $2
 )
 `
@@ -1045,7 +1047,8 @@ type TaskPurgeParams struct {
 }
 
 // One batch of finished tasks older than the cutoff, through
-// leasegen_tasks_finished.
+// leasegen_tasks_finished; not the parents of waiting workflow steps
+// (see the MySQL query).
 func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskPurge, arg.AgeUs, arg.Limit)
 	if err != nil {

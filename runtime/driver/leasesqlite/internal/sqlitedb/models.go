@@ -106,6 +106,12 @@ type LeasegenTask struct {
 	FlowSlot       sql.NullInt64
 }
 
+type LeasegenTaskDep struct {
+	ParentID     int64
+	ChildID      int64
+	RunOnFailure int64
+}
+
 type LeasegenThroughput struct {
 	TaskType  string
 	MinuteAt  int64
@@ -124,4 +130,18 @@ type LeasegenWorker struct {
 	GlobalLimit    int64
 	TaskLimits     string
 	Schedules      sql.NullString
+}
+
+type LeasegenWorkflow struct {
+	ID        int64
+	Name      string
+	CreatedAt int64
+}
+
+type LeasegenWorkflowStep struct {
+	TaskID     int64
+	WorkflowID int64
+	Step       string
+	Waiting    int64
+	Version    int64
 }

@@ -754,9 +754,11 @@ func (q *Queries) TaskProbe(ctx context.Context, db DBTX, arg TaskProbeParams) (
 const taskPurge = `-- name: TaskPurge :execrows
 DELETE FROM leasegen_tasks
 WHERE id IN (
-  SELECT id FROM leasegen_tasks
-  WHERE status IN ('SUCCESS', 'FAILED', 'CANCELLED')
-    AND due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - ?1
+  SELECT t.id FROM leasegen_tasks t
+  WHERE t.status IN ('SUCCESS', 'FAILED', 'CANCELLED')
+    AND t.due_at < (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)) - ?1
+    AND NOT EXISTS (SELECT 1 FROM leasegen_task_deps d JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+                    WHERE d.parent_id = t.id AND s.waiting)
   LIMIT ?2
 )
 `
@@ -766,7 +768,8 @@ type TaskPurgeParams struct {
 	Limit int64
 }
 
-// Walks leasegen_tasks_finished.
+// Walks leasegen_tasks_finished; not the parents of waiting workflow
+// steps (see the MySQL query).
 func (q *Queries) TaskPurge(ctx context.Context, db DBTX, arg TaskPurgeParams) (int64, error) {
 	result, err := db.ExecContext(ctx, taskPurge, arg.AgeMs, arg.Limit)
 	if err != nil {

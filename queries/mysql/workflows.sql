@@ -1,0 +1,130 @@
+-- name: WorkflowInsert :execlastid
+INSERT INTO leasegen_workflows (name, created_at) VALUES (?, NOW(3));
+
+-- name: WorkflowStepInsert :exec
+INSERT INTO leasegen_workflow_steps (task_id, workflow_id, step, waiting) VALUES (?, ?, ?, ?);
+
+-- name: TaskDepInsert :exec
+INSERT INTO leasegen_task_deps (parent_id, child_id, run_on_failure) VALUES (?, ?, ?);
+
+-- name: StepTasksWait :execrows
+-- The steps with parents that a workflow's enqueue inserted, QUEUED and
+-- not yet committed, wait for their parents instead.
+UPDATE leasegen_tasks SET status = 'WAITING', due_priority = 0
+WHERE id IN (sqlc.slice(ids)) AND status = 'QUEUED' AND attempt = 0;
+
+-- name: StepsWaitingChildren :many
+SELECT DISTINCT d.child_id FROM leasegen_task_deps d
+JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+WHERE d.parent_id IN (sqlc.slice(parents)) AND s.waiting
+ORDER BY d.child_id;
+
+-- name: StepsLock :execrows
+-- Locks the waiting steps' rows by writing them (Galera certifies written
+-- rows only), in id order.
+UPDATE leasegen_workflow_steps SET version = version + 1
+WHERE task_id IN (sqlc.slice(ids)) AND waiting
+ORDER BY task_id;
+
+-- name: StepParentStates :many
+-- Each waiting step of ids with its task's status and each parent's, NULL
+-- for a parent that no longer exists. Plain reads under READ COMMITTED:
+-- what committed last.
+SELECT d.child_id, c.task_type AS child_type, c.status AS child_status, d.parent_id,
+  p.status AS parent_status, d.run_on_failure
+FROM leasegen_workflow_steps s
+JOIN leasegen_task_deps d ON d.child_id = s.task_id
+JOIN leasegen_tasks c ON c.id = s.task_id
+LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
+WHERE s.task_id IN (sqlc.slice(ids)) AND s.waiting
+ORDER BY d.child_id, d.parent_id;
+
+-- name: StepTasksQueue :execrows
+-- Steps whose parents ended join the queue at their place (their
+-- available_at, from their enqueue).
+UPDATE leasegen_tasks SET
+  status = 'QUEUED',
+  due_priority = priority,
+  due_at = available_at,
+  updated_at = NOW(3)
+WHERE id IN (sqlc.slice(ids)) AND status = 'WAITING' AND flow_key IS NULL;
+
+-- name: StepTasksCancel :execrows
+UPDATE leasegen_tasks SET
+  due_at = NOW(3),
+  due_priority = 0,
+  status = 'CANCELLED',
+  last_error = sqlc.arg(last_error),
+  updated_at = NOW(3)
+WHERE id IN (sqlc.slice(ids)) AND status = 'WAITING' AND flow_key IS NULL;
+
+-- name: StepsSettle :exec
+UPDATE leasegen_workflow_steps SET waiting = FALSE WHERE task_id IN (sqlc.slice(ids));
+
+-- name: StepsStalled :many
+-- Waiting steps a settle transaction would decide now: their task no
+-- longer waits, no parent is unfinished, or a parent that cancels them
+-- ended without success (or no longer exists).
+SELECT s.task_id FROM leasegen_workflow_steps s
+WHERE s.waiting AND (
+  NOT EXISTS (SELECT 1 FROM leasegen_tasks c WHERE c.id = s.task_id AND c.status = 'WAITING')
+  OR NOT EXISTS (
+    SELECT 1 FROM leasegen_task_deps d JOIN leasegen_tasks p ON p.id = d.parent_id
+    WHERE d.child_id = s.task_id AND p.status IN ('WAITING', 'QUEUED', 'RUNNING', 'CANCEL_REQUESTED'))
+  OR EXISTS (
+    SELECT 1 FROM leasegen_task_deps d LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
+    WHERE d.child_id = s.task_id AND NOT d.run_on_failure AND (p.id IS NULL OR p.status IN ('FAILED', 'CANCELLED'))))
+ORDER BY s.task_id
+LIMIT ?;
+
+-- name: StepsWaitingAny :one
+SELECT EXISTS (SELECT 1 FROM leasegen_workflow_steps WHERE waiting) AS waiting;
+
+-- name: StepParents :many
+-- A step's parents, by step name, with their statuses and results.
+SELECT ps.step, d.parent_id, p.status, p.result
+FROM leasegen_task_deps d
+JOIN leasegen_workflow_steps ps ON ps.task_id = d.parent_id
+LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
+WHERE d.child_id = ?
+ORDER BY ps.step;
+
+-- name: WorkflowGet :one
+SELECT id, name, created_at FROM leasegen_workflows WHERE id = ?;
+
+-- name: WorkflowStepList :many
+-- A workflow's steps by name, with their tasks' statuses (NULL for a task
+-- that no longer exists).
+SELECT s.step, s.task_id, s.waiting, t.status
+FROM leasegen_workflow_steps s
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+WHERE s.workflow_id = ?
+ORDER BY s.step;
+
+-- name: WorkflowDepList :many
+-- A workflow's edges, parent step to child step.
+SELECT ps.step AS parent_step, cs.step AS child_step, d.run_on_failure
+FROM leasegen_workflow_steps cs
+JOIN leasegen_task_deps d ON d.child_id = cs.task_id
+JOIN leasegen_workflow_steps ps ON ps.task_id = d.parent_id
+WHERE cs.workflow_id = ?
+ORDER BY cs.step, ps.step;
+
+-- name: StepOrphans :many
+-- Steps whose tasks retention (or a discard) deleted.
+SELECT s.task_id FROM leasegen_workflow_steps s
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+WHERE t.id IS NULL
+LIMIT ?;
+
+-- name: StepDeleteTasks :execrows
+DELETE FROM leasegen_workflow_steps WHERE task_id IN (sqlc.slice(task_ids));
+
+-- name: TaskDepDeleteChildren :exec
+DELETE FROM leasegen_task_deps WHERE child_id IN (sqlc.slice(task_ids));
+
+-- name: WorkflowDeleteEmpty :execrows
+-- Workflows none of whose steps is stored any more.
+DELETE FROM leasegen_workflows
+WHERE NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s WHERE s.workflow_id = leasegen_workflows.id)
+LIMIT ?;

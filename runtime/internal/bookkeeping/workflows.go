@@ -1,0 +1,266 @@
+package bookkeeping
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// A workflow's steps are tasks stored in one transaction; a step with
+// parents is inserted WAITING and only a settle makes it QUEUED (every
+// parent ended, and each either succeeded or lets it run on failure) or
+// CANCELLED (a parent that cancels it ended without success). A settle
+// locks the waiting steps' rows, then reads their parents' statuses as
+// committed last, and clears the steps' waiting flags with its decision,
+// in one transaction: when two parents of a step end at once, the settle
+// that runs second waits for the first's lock and then reads both
+// parents ended, or finds the step decided, so the step is queued once.
+// A worker settles the children of the tasks it ended, after their ends
+// committed; one that dies in between leaves them to SettleStalled, which
+// recovery runs.
+
+// WorkflowBatch is a workflow to store: Tasks[i] is step Names[i], whose
+// parents are the steps at Parents[i], each before i.
+type WorkflowBatch struct {
+	Name    string
+	Tasks   []driver.NewTask
+	Names   []string
+	Parents [][]int
+	// RunOnFailure[i] says a parent of step i that ends without success
+	// lets it run; else it cancels it.
+	RunOnFailure []bool
+}
+
+// InsertWorkflow stores b in one transaction of t (a caller's, when t
+// runs in one) and returns the workflow's id and its steps' task ids in
+// order.
+func InsertWorkflow(ctx context.Context, t driver.Tables, b WorkflowBatch) (leasetype.WorkflowID, []leasetype.TaskID, error) {
+	var wid leasetype.WorkflowID
+	var ids []leasetype.TaskID
+	err := t.InTx(ctx, func(tx driver.Tables) error {
+		var err error
+		if wid, err = tx.WorkflowInsert(ctx, b.Name); err != nil {
+			return fmt.Errorf("store workflow %s: %w", b.Name, err)
+		}
+		if ids, err = tx.TaskInsert(ctx, b.Tasks); err != nil {
+			return err
+		}
+		var children []leasetype.TaskID
+		for i, parents := range b.Parents {
+			if len(parents) > 0 {
+				children = append(children, ids[i])
+			}
+		}
+		if len(children) > 0 {
+			waiting, err := tx.StepTasksWait(ctx, children)
+			if err != nil {
+				return fmt.Errorf("make %d steps wait for their parents: %w", len(children), err)
+			}
+			if waiting != len(children) {
+				return fmt.Errorf("%d of %d steps with parents were stored waiting", waiting, len(children))
+			}
+		}
+		for i, id := range ids {
+			step := driver.WorkflowStep{Workflow: wid, Task: id, Name: b.Names[i], Waiting: len(b.Parents[i]) > 0}
+			if err := tx.WorkflowStepInsert(ctx, step); err != nil {
+				return fmt.Errorf("store step %s: %w", b.Names[i], err)
+			}
+			for _, p := range b.Parents[i] {
+				if err := tx.TaskDepInsert(ctx, driver.TaskDep{Parent: ids[p], Child: id, RunOnFailure: b.RunOnFailure[i]}); err != nil {
+					return fmt.Errorf("store step %s's parent %s: %w", b.Names[i], b.Names[p], err)
+				}
+			}
+		}
+		return nil
+	})
+	return wid, ids, err
+}
+
+// Settled is what a settle decided: the steps it queued, with their task
+// types, and those it cancelled.
+type Settled struct {
+	Queued      []leasetype.TaskID
+	QueuedTypes []string // distinct, in the order first queued
+	Cancelled   []leasetype.TaskID
+}
+
+// SettleChildren decides the waiting children of parents, tasks that
+// ended, and then, in the same transaction, the children of the steps it
+// cancelled.
+func SettleChildren(ctx context.Context, t driver.Tables, parents []leasetype.TaskID) (Settled, error) {
+	if len(parents) == 0 {
+		return Settled{}, nil
+	}
+	children, err := t.StepsWaitingChildren(ctx, parents)
+	if err != nil || len(children) == 0 {
+		return Settled{}, err
+	}
+	return settle(ctx, t, children)
+}
+
+// SettleStalled decides up to limit waiting steps that a settle would
+// decide now: those whose last parent's worker died before it settled
+// them, or whose task an operator cancelled.
+func SettleStalled(ctx context.Context, t driver.Tables, limit int) (Settled, error) {
+	steps, err := t.StepsStalled(ctx, limit)
+	if err != nil || len(steps) == 0 {
+		return Settled{}, err
+	}
+	return settle(ctx, t, steps)
+}
+
+// maxCascade bounds the generations of dependants one settle cancels:
+// the rest are left to the next settle of the steps it cancelled, which
+// SettleStalled finds.
+const maxCascade = 64
+
+// parentCancelled is the last error of a step a parent cancelled.
+const parentCancelled = "a parent step ended without success"
+
+// settle decides steps in one transaction, cascading to the children of
+// the steps it cancels (and of those an operator cancelled).
+func settle(ctx context.Context, t driver.Tables, steps []leasetype.TaskID) (Settled, error) {
+	var s Settled
+	err := t.InTx(ctx, func(tx driver.Tables) error {
+		s = Settled{}
+		pending := steps
+		for round := 0; len(pending) > 0 && round < maxCascade; round++ {
+			if _, err := tx.StepsLock(ctx, pending); err != nil {
+				return fmt.Errorf("lock %d waiting steps: %w", len(pending), err)
+			}
+			states, err := tx.StepParentStates(ctx, pending)
+			if err != nil {
+				return fmt.Errorf("read the parents of %d waiting steps: %w", len(pending), err)
+			}
+			d := decide(states)
+			if len(d.queue) > 0 {
+				if _, err := tx.StepTasksQueue(ctx, d.queue); err != nil {
+					return fmt.Errorf("queue %d steps: %w", len(d.queue), err)
+				}
+			}
+			if len(d.cancel) > 0 {
+				if _, err := tx.StepTasksCancel(ctx, d.cancel, parentCancelled); err != nil {
+					return fmt.Errorf("cancel %d steps: %w", len(d.cancel), err)
+				}
+			}
+			decided := slices.Concat(d.queue, d.cancel, d.ended)
+			if len(decided) == 0 {
+				return nil
+			}
+			if err := tx.StepsSettle(ctx, decided); err != nil {
+				return fmt.Errorf("settle %d steps: %w", len(decided), err)
+			}
+			s.Queued = append(s.Queued, d.queue...)
+			for _, typ := range d.queueTypes {
+				if !slices.Contains(s.QueuedTypes, typ) {
+					s.QueuedTypes = append(s.QueuedTypes, typ)
+				}
+			}
+			s.Cancelled = append(s.Cancelled, d.cancel...)
+			ended := slices.Concat(d.cancel, d.ended)
+			if len(ended) == 0 {
+				return nil
+			}
+			if pending, err = tx.StepsWaitingChildren(ctx, ended); err != nil {
+				return fmt.Errorf("read the waiting children of %d cancelled steps: %w", len(ended), err)
+			}
+		}
+		return nil
+	})
+	return s, err
+}
+
+// decision is a settle's verdict on the steps it read: queue them, cancel
+// them, or mark them decided because their task no longer waits (an
+// operator cancelled or discarded it; its children are settled next).
+// A step in none of them keeps waiting.
+type decision struct {
+	queue, cancel, ended []leasetype.TaskID
+	queueTypes           []string // of queue, in order
+}
+
+// decide reads states, grouped by step, into a decision.
+func decide(states []driver.StepParentState) decision {
+	var d decision
+	for i := 0; i < len(states); {
+		j := i
+		for j < len(states) && states[j].Child == states[i].Child {
+			j++
+		}
+		switch step := states[i].Child; verdict(states[i:j]) {
+		case stepQueue:
+			d.queue = append(d.queue, step)
+			d.queueTypes = append(d.queueTypes, states[i].ChildType)
+		case stepCancel:
+			d.cancel = append(d.cancel, step)
+		case stepEnded:
+			d.ended = append(d.ended, step)
+		}
+		i = j
+	}
+	return d
+}
+
+type stepVerdict int
+
+const (
+	stepWait stepVerdict = iota
+	stepQueue
+	stepCancel
+	stepEnded
+)
+
+// verdict decides one step from its parents' states.
+func verdict(parents []driver.StepParentState) stepVerdict {
+	if parents[0].ChildStatus != leasetype.StatusWaiting {
+		return stepEnded
+	}
+	unfinished := false
+	for _, p := range parents {
+		switch {
+		case p.ParentStatus == leasetype.StatusSuccess:
+		case p.ParentStatus == "" || p.ParentStatus.Terminal():
+			if !p.RunOnFailure {
+				return stepCancel
+			}
+		default:
+			unfinished = true
+		}
+	}
+	if unfinished {
+		return stepWait
+	}
+	return stepQueue
+}
+
+// PurgeWorkflows deletes the steps and edges of up to batch tasks that
+// retention deleted, in one transaction, then up to batch workflows left
+// without steps; it returns how many steps it deleted. A parent stays as
+// long as a step after it waits (TaskPurge keeps it), so a purge never
+// decides a step.
+func PurgeWorkflows(ctx context.Context, t driver.Tables, batch int) (int, error) {
+	ids, err := t.StepOrphans(ctx, batch)
+	if err != nil {
+		return 0, fmt.Errorf("leasegen: purge the steps of deleted tasks: %w", err)
+	}
+	n := 0
+	if len(ids) > 0 {
+		err = t.InTx(ctx, func(tx driver.Tables) error {
+			if err := tx.TaskDepDeleteChildren(ctx, ids); err != nil {
+				return err
+			}
+			n, err = tx.StepDeleteTasks(ctx, ids)
+			return err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("leasegen: purge the steps of deleted tasks: %w", err)
+		}
+	}
+	if _, err := t.WorkflowDeleteEmpty(ctx, batch); err != nil {
+		return n, fmt.Errorf("leasegen: purge workflows without steps: %w", err)
+	}
+	return n, nil
+}

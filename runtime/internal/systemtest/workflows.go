@@ -1,0 +1,383 @@
+package systemtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/leasegen/leasegen/internal/dbtest"
+	"github.com/leasegen/leasegen/internal/testwait"
+	"github.com/leasegen/leasegen/runtime"
+)
+
+// stepLog records, for a workflow's handlers, the order steps started in
+// and the parents each read.
+type stepLog struct {
+	mu      sync.Mutex
+	started []string
+	parents map[string][]runtime.ParentResult
+	runs    map[string]int
+}
+
+func newStepLog() *stepLog {
+	return &stepLog{parents: map[string][]runtime.ParentResult{}, runs: map[string]int{}}
+}
+
+// handler is a step's handler: it reads its parents, logs its start and
+// sets its result to step+"-done".
+func (l *stepLog) handler(step string) runtime.HandlerFunc {
+	return func(ctx context.Context, task *runtime.Task) error {
+		parents, err := task.Parents(ctx)
+		if err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.started = append(l.started, step)
+		l.parents[step] = parents
+		l.runs[step]++
+		l.mu.Unlock()
+		task.SetResult(step + "-done")
+		return nil
+	}
+}
+
+func (l *stepLog) snapshot() ([]string, map[string][]runtime.ParentResult, map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.started), l.parents, l.runs
+}
+
+// settleConfig is Config without recovery's passes after the first: the
+// steps a case waits for are decided on the workers' own path, after
+// their parents ended, or never.
+func settleConfig() runtime.Config {
+	cfg := Config()
+	cfg.RecoveryInterval = time.Hour
+	return cfg
+}
+
+// A diamond (a, then b and c, then d) runs each step once, in an order
+// where each starts after its parents succeeded; a step reads its
+// parents' statuses and results, and Client.Workflow shows the graph.
+func testWorkflowDiamond(t *testing.T, b *Bundle) {
+	log := newStepLog()
+	b.StartWorker(t, settleConfig(), map[string]runtime.HandlerFunc{
+		"wf-a": log.handler("a"), "wf-b": log.handler("b"), "wf-c": log.handler("c"), "wf-d": log.handler("d"),
+	})
+	run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "diamond", Steps: []runtime.Step{
+		{Name: "d", Request: runtime.Request{Type: "wf-d"}, After: []string{"b", "c"}}, // before its parents: the order given does not matter
+		{Name: "a", Request: runtime.Request{Type: "wf-a"}},
+		{Name: "b", Request: runtime.Request{Type: "wf-b"}, After: []string{"a"}},
+		{Name: "c", Request: runtime.Request{Type: "wf-c"}, After: []string{"a"}},
+	}})
+	dbtest.Must(t, "enqueue the workflow", err)
+	b.WaitStatus(t, run.Tasks["d"], runtime.StatusSuccess)
+
+	started, parents, runs := log.snapshot()
+	if len(started) != 4 || started[0] != "a" || started[3] != "d" {
+		t.Errorf("steps started in order %v, want a first, d last, each once", started)
+	}
+	if diff := cmp.Diff(map[string]int{"a": 1, "b": 1, "c": 1, "d": 1}, runs); diff != "" {
+		t.Errorf("runs per step (-want +got):\n%s", diff)
+	}
+	want := []runtime.ParentResult{
+		{Step: "b", TaskID: run.Tasks["b"], Status: runtime.StatusSuccess, Result: "b-done"},
+		{Step: "c", TaskID: run.Tasks["c"], Status: runtime.StatusSuccess, Result: "c-done"},
+	}
+	if diff := cmp.Diff(want, parents["d"]); diff != "" {
+		t.Errorf("d's parents (-want +got):\n%s", diff)
+	}
+	if len(parents["a"]) != 0 {
+		t.Errorf("a, a root, read parents %v", parents["a"])
+	}
+
+	info, err := b.Client.Workflow(bg, run.ID)
+	dbtest.Must(t, "read the workflow", err)
+	var got []string
+	for _, s := range info.Steps {
+		got = append(got, fmt.Sprintf("%s:%s:%d:waiting=%v:after=%s", s.Name, s.Status, s.TaskID, s.Waiting, strings.Join(s.After, "+")))
+	}
+	wantSteps := []string{
+		fmt.Sprintf("a:SUCCESS:%d:waiting=false:after=", run.Tasks["a"]),
+		fmt.Sprintf("b:SUCCESS:%d:waiting=false:after=a", run.Tasks["b"]),
+		fmt.Sprintf("c:SUCCESS:%d:waiting=false:after=a", run.Tasks["c"]),
+		fmt.Sprintf("d:SUCCESS:%d:waiting=false:after=b+c", run.Tasks["d"]),
+	}
+	if info.Name != "diamond" || info.ID != run.ID || info.CreatedAt.IsZero() {
+		t.Errorf("workflow %d is %q created %v, want %d diamond", info.ID, info.Name, info.CreatedAt, run.ID)
+	}
+	if diff := cmp.Diff(wantSteps, got); diff != "" {
+		t.Errorf("Client.Workflow's steps (-want +got):\n%s", diff)
+	}
+	if _, err := b.Client.Workflow(bg, run.ID+1000); !errors.Is(err, runtime.ErrWorkflowNotFound) {
+		t.Errorf("an unknown workflow: %v, want ErrWorkflowNotFound", err)
+	}
+}
+
+// A parent that fails for good cancels the steps after it (and theirs in
+// turn), which never run, and lets a step marked RunOnParentFailure run,
+// which reads the failure.
+func testWorkflowParentFailure(t *testing.T, b *Bundle) {
+	log := newStepLog()
+	b.StartWorker(t, settleConfig(), map[string]runtime.HandlerFunc{
+		"wf-fails": func(context.Context, *runtime.Task) error { return runtime.Permanent(fmt.Errorf("disk full")) },
+		"wf-b":     log.handler("b"), "wf-e": log.handler("e"), "wf-c": log.handler("c"),
+	})
+	run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "failing", Steps: []runtime.Step{
+		{Name: "a", Request: runtime.Request{Type: "wf-fails"}},
+		{Name: "b", Request: runtime.Request{Type: "wf-b"}, After: []string{"a"}},
+		{Name: "e", Request: runtime.Request{Type: "wf-e"}, After: []string{"b"}},
+		{Name: "c", Request: runtime.Request{Type: "wf-c"}, After: []string{"a"}, RunOnParentFailure: true},
+	}})
+	dbtest.Must(t, "enqueue the workflow", err)
+	b.WaitStatus(t, run.Tasks["a"], runtime.StatusFailed)
+	for _, step := range []string{"b", "e"} {
+		if info := b.WaitStatus(t, run.Tasks[step], runtime.StatusCancelled); !strings.Contains(info.LastError, "parent") {
+			t.Errorf("step %s cancelled with last error %q, want one naming its parent", step, info.LastError)
+		}
+	}
+	b.WaitStatus(t, run.Tasks["c"], runtime.StatusSuccess)
+	_, parents, runs := log.snapshot()
+	if runs["b"]+runs["e"] != 0 || runs["c"] != 1 {
+		t.Errorf("runs per step %v, want c once and no b or e", runs)
+	}
+	if p := parents["c"]; len(p) != 1 || p[0].Step != "a" || p[0].Status != runtime.StatusFailed {
+		t.Errorf("c read its parents as %+v, want a FAILED", p)
+	}
+}
+
+// Two parents of each of many joins, handled by two workers on engines of
+// their own, end at once: each join starts exactly once, after both. The
+// second worker's engine learns of the workflows from the database.
+func testWorkflowParentsEndTogether(t *testing.T, b *Bundle) {
+	const workflows = 30
+	var mu sync.Mutex
+	arrived := map[int]int{}
+	both := map[int]chan struct{}{}
+	joins := map[int]int{}
+	for k := range workflows {
+		both[k] = make(chan struct{})
+	}
+	parent := func(ctx context.Context, task *runtime.Task) error {
+		var p struct{ K int }
+		if err := json.Unmarshal(task.Payload, &p); err != nil {
+			return err
+		}
+		mu.Lock()
+		if arrived[p.K]++; arrived[p.K] == 2 {
+			close(both[p.K])
+		}
+		mu.Unlock()
+		select {
+		case <-both[p.K]:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	join := func(ctx context.Context, task *runtime.Task) error {
+		var p struct{ K int }
+		if err := json.Unmarshal(task.Payload, &p); err != nil {
+			return err
+		}
+		parents, err := task.Parents(ctx)
+		if err != nil {
+			return err
+		}
+		for _, pr := range parents {
+			if pr.Status != runtime.StatusSuccess {
+				return runtime.Permanent(fmt.Errorf("join %d started with parent %s %s", p.K, pr.Step, pr.Status))
+			}
+		}
+		mu.Lock()
+		joins[p.K]++
+		mu.Unlock()
+		return nil
+	}
+	cfg := settleConfig()
+	cfg.MaxConcurrency = workflows
+	b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"wf-left": parent, "wf-join": join})
+	other := b.EngineOn(b.DB.Open(t))
+	w, err := runtime.NewWorker(other, cfg)
+	dbtest.Must(t, "second worker", err)
+	dbtest.Must(t, "handle", w.Handle("wf-right", parent))
+	dbtest.Must(t, "handle", w.Handle("wf-join", join))
+	dbtest.Must(t, "start", w.Start(bg))
+	t.Cleanup(func() { _ = w.Stop(bg) })
+
+	var ends []runtime.TaskID
+	for k := range workflows {
+		payload := fmt.Appendf(nil, `{"K":%d}`, k)
+		run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "join", Steps: []runtime.Step{
+			{Name: "left", Request: runtime.Request{Type: "wf-left", Payload: payload}},
+			{Name: "right", Request: runtime.Request{Type: "wf-right", Payload: payload}},
+			{Name: "join", Request: runtime.Request{Type: "wf-join", Payload: payload}, After: []string{"left", "right"}},
+		}})
+		dbtest.Must(t, "enqueue", err)
+		ends = append(ends, run.Tasks["join"])
+	}
+	for _, id := range ends {
+		b.WaitStatus(t, id, runtime.StatusSuccess)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for k := range workflows {
+		if joins[k] != 1 {
+			t.Errorf("join %d ran %d times, want once", k, joins[k])
+		}
+	}
+}
+
+// A step whose parent ended without a settle (its worker died in
+// between) is found by recovery's pass, queued and run; cancelling a
+// waiting step cancels the steps after it at once.
+func testWorkflowStalledAndCancelled(t *testing.T, b *Bundle) {
+	run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "stalled", Steps: []runtime.Step{
+		{Name: "a", Request: runtime.Request{Type: "wf-nobody"}},
+		{Name: "b", Request: runtime.Request{Type: "wf-b"}, After: []string{"a"}},
+		{Name: "x", Request: runtime.Request{Type: "wf-nobody"}},
+		{Name: "y", Request: runtime.Request{Type: "wf-y"}, After: []string{"x"}},
+		{Name: "z", Request: runtime.Request{Type: "wf-z"}, After: []string{"y"}},
+	}})
+	dbtest.Must(t, "enqueue the workflow", err)
+	for _, step := range []string{"b", "y", "z"} {
+		if info, err := b.Client.Get(bg, run.Tasks[step]); err != nil || info.Status != runtime.StatusWaiting {
+			t.Errorf("step %s is %s (%v), want WAITING for its parents", step, info.Status, err)
+		}
+	}
+	dbtest.Must(t, "cancel y", b.Client.Cancel(bg, run.Tasks["y"]))
+	if info, err := b.Client.Get(bg, run.Tasks["z"]); err != nil || info.Status != runtime.StatusCancelled {
+		t.Errorf("after its parent's cancel, z is %s (%v), want CANCELLED", info.Status, err)
+	}
+
+	// a ends as a worker that died before settling would leave it.
+	b.DB.MustExec(t, b.H.SQL("UPDATE leasegen_tasks SET status = 'SUCCESS', result = 'a-done' WHERE id = ?"), run.Tasks["a"])
+	log := newStepLog()
+	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"wf-b": log.handler("b"), "wf-y": log.handler("y"), "wf-z": log.handler("z")})
+	b.WaitStatus(t, run.Tasks["b"], runtime.StatusSuccess)
+	_, parents, runs := log.snapshot()
+	if p := parents["b"]; len(p) != 1 || p[0].Result != "a-done" {
+		t.Errorf("b read its parents as %+v, want a's result", p)
+	}
+	if runs["y"]+runs["z"] != 0 {
+		t.Errorf("cancelled steps ran: %v", runs)
+	}
+}
+
+// Retention keeps a finished parent while a step after it waits, and
+// deletes a finished workflow's tasks, steps, edges and row.
+func testWorkflowRetention(t *testing.T, b *Bundle) {
+	held, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "held", Steps: []runtime.Step{
+		{Name: "done", Request: runtime.Request{Type: "wf-done"}},
+		{Name: "never", Request: runtime.Request{Type: "wf-nobody"}},
+		{Name: "join", Request: runtime.Request{Type: "wf-nobody"}, After: []string{"done", "never"}},
+	}})
+	dbtest.Must(t, "enqueue the held workflow", err)
+	gone, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "gone", Steps: []runtime.Step{
+		{Name: "first", Request: runtime.Request{Type: "wf-done"}},
+		{Name: "second", Request: runtime.Request{Type: "wf-done"}, After: []string{"first"}},
+	}})
+	dbtest.Must(t, "enqueue the finished workflow", err)
+	cfg := Config()
+	cfg.Retention, cfg.RetentionInterval = 200*time.Millisecond, 300*time.Millisecond
+	w := b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"wf-done": func(context.Context, *runtime.Task) error { return nil }})
+	edges := func() int {
+		return b.DB.Int(t, b.H.SQL("SELECT COUNT(*) FROM leasegen_task_deps WHERE child_id = ?"), gone.Tasks["second"])
+	}
+	b.Signals.Await(t, testwait.Bound, func() bool {
+		_, err := b.Client.Workflow(bg, gone.ID)
+		return w.Stats().Pruned == 2 && errors.Is(err, runtime.ErrWorkflowNotFound) && edges() == 0
+	}, func() string {
+		_, err := b.Client.Workflow(bg, gone.ID)
+		return fmt.Sprintf("pruned %d tasks, the finished workflow reads %v, %d edges left; want 2, ErrWorkflowNotFound, none", w.Stats().Pruned, err, edges())
+	})
+	info, err := b.Client.Workflow(bg, held.ID)
+	dbtest.Must(t, "read the held workflow", err)
+	for _, s := range info.Steps {
+		if s.Status == "" {
+			t.Errorf("retention deleted step %s's task while a step after it waits", s.Name)
+		}
+	}
+}
+
+// killWorkflows is how many workflows testKill9Workflows runs:
+// LEASEGEN_KILL_WORKFLOWS, or 240 (about 15 s an engine here).
+func killWorkflows(t *testing.T) int {
+	s := os.Getenv("LEASEGEN_KILL_WORKFLOWS")
+	if s == "" {
+		return 240
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("LEASEGEN_KILL_WORKFLOWS=%q: want a count of workflows", s)
+	}
+	return n
+}
+
+// Workflows of five steps with a diamond (a; b and c after a; d after
+// both; e after d), every step a chaos task, run by worker processes
+// killed with SIGKILL at random: every task succeeds with its effect
+// committed once (killWorkers' ledger checks), and every step's first
+// execution starts after the last execution of each of its parents
+// started, so no step ran before its parents ended.
+func testKill9Workflows(t *testing.T, b *Bundle) {
+	if testing.Short() {
+		t.Skip("kill -9 run skipped in -short mode")
+	}
+	b.DB.MustExec(t, EffectsTable)
+	shape := []struct {
+		name  string
+		after []string
+	}{{"a", nil}, {"b", []string{"a"}}, {"c", []string{"a"}}, {"d", []string{"b", "c"}}, {"e", []string{"d"}}}
+	parentsOf := map[runtime.TaskID][]runtime.TaskID{}
+	workflows := killWorkflows(t)
+	for range workflows {
+		w := runtime.Workflow{Name: "chaos-diamond"}
+		for _, s := range shape {
+			w.Steps = append(w.Steps, runtime.Step{Name: s.name, After: s.after, Request: runtime.Request{Type: "chaos",
+				Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 5+rand.IntN(25)), Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(50)}}})
+		}
+		run, err := b.Client.EnqueueWorkflow(bg, w)
+		dbtest.Must(t, "enqueue a workflow", err)
+		for _, s := range shape {
+			for _, p := range s.after {
+				parentsOf[run.Tasks[s.name]] = append(parentsOf[run.Tasks[s.name]], run.Tasks[p])
+			}
+		}
+	}
+	run := killWorkers(t, b, workflows*len(shape))
+	first, last := map[runtime.TaskID]time.Time{}, map[runtime.TaskID]time.Time{}
+	for _, r := range run.rows {
+		if f, ok := first[r.Task]; !ok || r.Start.Before(f) {
+			first[r.Task] = r.Start
+		}
+		if r.Start.After(last[r.Task]) {
+			last[r.Task] = r.Start
+		}
+	}
+	early := 0
+	for child, parents := range parentsOf {
+		for _, p := range parents {
+			if !first[child].After(last[p]) {
+				early++
+				if early <= 5 {
+					t.Errorf("step %d started at %s, before its parent %d's last execution started at %s",
+						child, first[child].Format(time.StampMicro), p, last[p].Format(time.StampMicro))
+				}
+			}
+		}
+	}
+	t.Logf("%d workflows of %d steps, %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects, %d steps started before a parent",
+		workflows, len(shape), run, len(run.rows), run.reran, run.lost, run.dups, early)
+}

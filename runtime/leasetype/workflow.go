@@ -1,0 +1,47 @@
+package leasetype
+
+import (
+	"errors"
+	"time"
+)
+
+// WorkflowID identifies a stored workflow.
+type WorkflowID int64
+
+// WorkflowInfo is a stored workflow with its steps, as operators see it.
+type WorkflowInfo struct {
+	ID        WorkflowID
+	Name      string
+	CreatedAt time.Time
+	Steps     []StepInfo // by name
+}
+
+// StepInfo is one step of a workflow.
+type StepInfo struct {
+	Name   string
+	TaskID TaskID
+	// Status is the step's task's; empty once the task was purged or
+	// discarded.
+	Status Status
+	// Waiting says the step's parents have not all ended yet (or they
+	// have, and the step is about to be queued or cancelled).
+	Waiting bool
+	// After names the step's parents, and RunOnFailure whether a parent
+	// that ends without success lets it run (else it cancels it).
+	After        []string
+	RunOnFailure bool
+}
+
+// ParentResult is a step's parent as the step's handler reads it
+// (Task.Parents).
+type ParentResult struct {
+	Step   string
+	TaskID TaskID
+	// Status is the parent's task's: SUCCESS, or FAILED or CANCELLED for a
+	// step that runs on its parents' failure; empty once the task is gone.
+	Status Status
+	Result string // what the parent's handler set (Task.SetResult)
+}
+
+// ErrWorkflowNotFound reports an id that names no workflow.
+var ErrWorkflowNotFound = errors.New("leasegen: workflow not found")

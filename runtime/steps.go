@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
+)
+
+// settleWait bounds one settle of ended tasks' children.
+const settleWait = 10 * time.Second
+
+// maxSettle bounds the ended tasks whose children one settle decides.
+const maxSettle = 500
+
+// stepsProbeEvery is how often, at most, a worker that knows of no
+// waiting workflow step reads whether one waits, after tasks ended.
+const stepsProbeEvery = time.Second
+
+// settleChildren hands tasks that ended to the settle loop, or settles
+// their children here once the loop has stopped.
+func (x *executor) settleChildren(ended ...TaskID) {
+	if len(ended) > 0 && !x.settles.push(ended...) {
+		x.settle(ended)
+	}
+}
+
+// settle decides the waiting children of tasks that ended, when a
+// workflow step may wait, and wakes the workers of the steps it queued. A
+// failure is logged and left to recovery's pass over stalled steps.
+func (x *executor) settle(ended []TaskID) {
+	if len(ended) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(x.runCtx, settleWait)
+	defer cancel()
+	if !x.stepsMayWait(ctx) {
+		return
+	}
+	s, err := bookkeeping.SettleChildren(ctx, x.tables, ended)
+	if err != nil {
+		x.logger.Warn("leasegen: deciding the steps after ended tasks failed; recovery will", "worker", x.workerID, "err", err)
+		return
+	}
+	for _, t := range s.QueuedTypes {
+		x.driver.Notify(t)
+	}
+	x.observer.StepsSettled(len(s.Queued), len(s.Cancelled))
+}
+
+// stepsMayWait reports whether a workflow step may wait for its parents:
+// the engine's flag (its client's workflow enqueues and recovery's passes
+// set it), read again from the database at most once a stepsProbeEvery
+// while it is false, so that a workflow enqueued by another process is
+// settled within about a second, and a service without workflows pays
+// one cheap read a second at most. The tasks that ended before are
+// settled by recovery's pass.
+func (x *executor) stepsMayWait(ctx context.Context) bool {
+	if x.stepsWaiting.Load() {
+		return true
+	}
+	now := time.Now().UnixNano()
+	last := x.stepsProbedAt.Load()
+	if now-last < int64(stepsProbeEvery) || !x.stepsProbedAt.CompareAndSwap(last, now) {
+		return false
+	}
+	waiting, err := x.tables.StepsWaitingAny(ctx)
+	if err != nil {
+		x.logger.Warn("leasegen: reading whether workflow steps wait failed", "worker", x.workerID, "err", err)
+		return true // settling finds out
+	}
+	if waiting {
+		x.stepsWaiting.Store(true)
+	}
+	return waiting
+}
+
+// settleLoop is the service that settles the children of ended tasks off
+// the executions' and the completion loop's paths: the tasks that end
+// while a settle runs go together in the next one. At stop it settles
+// what is left; a task that ends later is settled where it ended.
+func (x *executor) settleLoop(_ context.Context, stop <-chan struct{}) {
+	x.settles.serve(stop, maxSettle, x.settle)
+}
+
+// stalledStepBatch bounds the steps one recovery pass settles.
+const stalledStepBatch = 100
+
+// settleStalledSteps decides the waiting steps whose parents ended without
+// a settle (their worker died in between, or recovery ended them), and
+// refreshes whether any step waits: while none does, workers do not look
+// for the children of the tasks they end.
+func (r *recoverer) settleStalledSteps(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, r.interval)
+	defer cancel()
+	waiting, err := r.tables.StepsWaitingAny(ctx)
+	if err != nil {
+		r.logger.Error("leasegen: reading whether workflow steps wait failed", "worker", r.workerID, "err", err)
+		return
+	}
+	r.stepsWaiting.Store(waiting)
+	if !waiting {
+		return
+	}
+	s, err := bookkeeping.SettleStalled(ctx, r.tables, stalledStepBatch)
+	if err != nil {
+		r.logger.Error("leasegen: deciding stalled workflow steps failed", "worker", r.workerID, "err", err)
+		return
+	}
+	if len(s.Queued)+len(s.Cancelled) > 0 {
+		r.observer.StepsSettled(len(s.Queued), len(s.Cancelled))
+		r.logger.Info("leasegen: decided stalled workflow steps", "worker", r.workerID, "queued", len(s.Queued), "cancelled", len(s.Cancelled))
+		for _, t := range s.QueuedTypes {
+			r.driver.Notify(t)
+		}
+	}
+}

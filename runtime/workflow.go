@@ -1,0 +1,258 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/leasegen/leasegen/runtime/driver"
+	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
+	"github.com/leasegen/leasegen/runtime/leasetype"
+)
+
+// Workflow is a graph of tasks that Client.EnqueueWorkflow stores in one
+// transaction: each step starts only after every step it names in After
+// ended (its parents), and reads their results (Task.Parents).
+type Workflow struct {
+	// Name is the workflow's kind ("onboard"), under the rules of a task
+	// type: printable ASCII without spaces, at most 128 bytes.
+	Name  string
+	Steps []Step
+}
+
+// Step is one task of a Workflow.
+type Step struct {
+	// Name is unique in the workflow, under the rules of a task type.
+	Name    string
+	Request Request
+	// After names the step's parents: it starts once each of them ended.
+	After []string
+	// RunOnParentFailure lets the step run after a parent that ended
+	// without success (FAILED or CANCELLED; its status is in
+	// Task.Parents). Without it such a parent cancels the step, and the
+	// step's own dependants in turn.
+	RunOnParentFailure bool
+}
+
+// MaxWorkflowSteps bounds the steps of one workflow.
+const MaxWorkflowSteps = 1000
+
+// WorkflowID identifies a stored workflow.
+type WorkflowID = leasetype.WorkflowID
+
+// WorkflowInfo is a stored workflow with its steps (Client.Workflow).
+type WorkflowInfo = leasetype.WorkflowInfo
+
+// StepInfo is one step of a WorkflowInfo.
+type StepInfo = leasetype.StepInfo
+
+// ParentResult is a step's parent as its handler reads it (Task.Parents).
+type ParentResult = leasetype.ParentResult
+
+// ErrWorkflowNotFound reports an id that names no workflow.
+var ErrWorkflowNotFound = leasetype.ErrWorkflowNotFound
+
+// WorkflowRun is a stored workflow: its id, and its steps' tasks by name.
+type WorkflowRun struct {
+	ID    WorkflowID
+	Tasks map[string]TaskID
+}
+
+// EnqueueWorkflow checks w (unique step names, known parents, no cycle)
+// and stores its steps in one transaction: those without parents are
+// queued, the others wait for their parents. The client's middleware sees
+// the steps' requests as one batch.
+func (c *Client) EnqueueWorkflow(ctx context.Context, w Workflow) (WorkflowRun, error) {
+	run, err := c.enqueueWorkflow(ctx, c.engine.db, w)
+	if err != nil {
+		return WorkflowRun{}, err
+	}
+	notified := map[string]bool{}
+	for _, s := range w.Steps {
+		if len(s.After) == 0 && !notified[s.Request.Type] {
+			notified[s.Request.Type] = true
+			c.engine.driver.Notify(s.Request.Type)
+		}
+	}
+	return run, nil
+}
+
+// EnqueueWorkflowTx is EnqueueWorkflow inside the caller's transaction:
+// the workflow exists exactly when tx commits.
+func (c *Client) EnqueueWorkflowTx(ctx context.Context, tx *sql.Tx, w Workflow) (WorkflowRun, error) {
+	return c.enqueueWorkflow(ctx, tx, w)
+}
+
+func (c *Client) enqueueWorkflow(ctx context.Context, q driver.DBTX, w Workflow) (WorkflowRun, error) {
+	graph, err := checkWorkflow(w)
+	if err != nil {
+		return WorkflowRun{}, err
+	}
+	reqs := make([]Request, len(graph.order))
+	for i, s := range graph.order {
+		reqs[i] = w.Steps[s].Request
+	}
+	store := func(ctx context.Context, reqs []Request) ([]TaskID, error) {
+		return c.storeWorkflow(ctx, q, w, graph, reqs)
+	}
+	ids, err := c.chain(store)(ctx, reqs)
+	if err != nil {
+		return WorkflowRun{}, err
+	}
+	run := WorkflowRun{ID: graph.id, Tasks: make(map[string]TaskID, len(ids))}
+	for i, s := range graph.order {
+		run.Tasks[w.Steps[s].Name] = ids[i]
+	}
+	return run, nil
+}
+
+// storeWorkflow validates the steps' requests, in graph's order, and
+// stores the workflow on q; it sets graph.id.
+func (c *Client) storeWorkflow(ctx context.Context, q driver.DBTX, w Workflow, graph *workflowGraph, reqs []Request) ([]TaskID, error) {
+	if len(reqs) != len(graph.order) {
+		return nil, fmt.Errorf("%w: workflow %s: the enqueue middleware passed on %d of its %d steps", ErrInvalidTask, w.Name, len(reqs), len(graph.order))
+	}
+	b := bookkeeping.WorkflowBatch{Name: w.Name, Tasks: make([]driver.NewTask, len(reqs)), Names: make([]string, len(reqs)),
+		Parents: graph.parents, RunOnFailure: make([]bool, len(reqs))}
+	for i, r := range reqs {
+		s := w.Steps[graph.order[i]]
+		t, key, err := c.newTask(r)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("workflow %s, step %s: %w", w.Name, s.Name, err)
+		case key.Key != "":
+			return nil, fmt.Errorf("%w: workflow %s, step %s: a step takes no concurrency, sequence or fairness key", ErrInvalidTask, w.Name, s.Name)
+		case t.Key != "":
+			return nil, fmt.Errorf("%w: workflow %s, step %s: a step takes no idempotency key (the workflow's enqueue is one transaction: enqueue it in yours, EnqueueWorkflowTx, to make it once)", ErrInvalidTask, w.Name, s.Name)
+		}
+		b.Tasks[i], b.Names[i], b.RunOnFailure[i] = t, s.Name, s.RunOnParentFailure
+	}
+	if err := c.checkBeforeInsert(ctx, b.Tasks); err != nil {
+		return nil, err
+	}
+	tables := c.engine.tables
+	if tx, ok := q.(*sql.Tx); ok {
+		tables = c.engine.driver.TablesIn(tx)
+	}
+	id, ids, err := bookkeeping.InsertWorkflow(ctx, tables, b)
+	if err != nil {
+		return nil, c.engine.classifyWrite(err)
+	}
+	graph.id = id
+	c.engine.stepsWaiting.Store(true)
+	c.countEnqueued(b.Tasks)
+	return ids, nil
+}
+
+// Workflow returns workflow id with its steps, or ErrWorkflowNotFound.
+func (c *Client) Workflow(ctx context.Context, id WorkflowID) (WorkflowInfo, error) {
+	w, err := c.engine.tables.WorkflowGet(ctx, id)
+	if errors.Is(err, ErrWorkflowNotFound) {
+		return WorkflowInfo{}, err
+	}
+	if err != nil {
+		return WorkflowInfo{}, c.engine.failed(err, "read workflow %d", id)
+	}
+	return w, nil
+}
+
+// Parents returns the task's parents in its workflow, by step name, with
+// their statuses and results: none for a task outside a workflow, or a
+// step without parents.
+func (t *Task) Parents(ctx context.Context) ([]ParentResult, error) {
+	if t.exec == nil {
+		return nil, fmt.Errorf("%w: Parents called outside a worker", ErrInvalidTask)
+	}
+	parents, err := t.exec.x.tables.StepParents(ctx, t.ID)
+	if err != nil {
+		return nil, t.exec.x.failed(err, "read the parents of task %d", t.ID)
+	}
+	return parents, nil
+}
+
+// workflowGraph is a checked workflow: its steps in an order where each
+// comes after its parents (indexes into Workflow.Steps), and each ordered
+// step's parents as indexes into that order.
+type workflowGraph struct {
+	order   []int
+	parents [][]int
+	id      WorkflowID // once stored
+}
+
+// checkWorkflow checks w's names and edges and orders its steps.
+func checkWorkflow(w Workflow) (*workflowGraph, error) {
+	if problem := taskTypeProblem(w.Name); problem != "" {
+		return nil, fmt.Errorf("%w: workflow name: %s", ErrInvalidTask, strings.Replace(problem, "task type", "name", 1))
+	}
+	if len(w.Steps) == 0 || len(w.Steps) > MaxWorkflowSteps {
+		return nil, fmt.Errorf("%w: workflow %s has %d steps: it needs 1 to %d", ErrInvalidTask, w.Name, len(w.Steps), MaxWorkflowSteps)
+	}
+	index := make(map[string]int, len(w.Steps))
+	for i, s := range w.Steps {
+		if problem := taskTypeProblem(s.Name); problem != "" {
+			return nil, fmt.Errorf("%w: workflow %s, step %d: %s", ErrInvalidTask, w.Name, i, strings.Replace(problem, "task type", "name", 1))
+		}
+		if _, dup := index[s.Name]; dup {
+			return nil, fmt.Errorf("%w: workflow %s names two steps %s", ErrInvalidTask, w.Name, s.Name)
+		}
+		index[s.Name] = i
+	}
+	parents := make([][]int, len(w.Steps)) // by step index
+	children := make([][]int, len(w.Steps))
+	for i, s := range w.Steps {
+		seen := map[string]bool{}
+		for _, p := range s.After {
+			j, ok := index[p]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("%w: workflow %s, step %s runs after %q, which is not a step of it", ErrInvalidTask, w.Name, s.Name, p)
+			case j == i:
+				return nil, fmt.Errorf("%w: workflow %s, step %s runs after itself", ErrInvalidTask, w.Name, s.Name)
+			case seen[p]:
+				return nil, fmt.Errorf("%w: workflow %s, step %s names %s twice in After", ErrInvalidTask, w.Name, s.Name, p)
+			}
+			seen[p] = true
+			parents[i] = append(parents[i], j)
+			children[j] = append(children[j], i)
+		}
+	}
+	// Kahn's order, stable: steps are taken in their given order when free.
+	left := make([]int, len(w.Steps))
+	var free []int
+	for i := range w.Steps {
+		if left[i] = len(parents[i]); left[i] == 0 {
+			free = append(free, i)
+		}
+	}
+	g := &workflowGraph{}
+	at := make([]int, len(w.Steps)) // a step's place in the order
+	for len(free) > 0 {
+		i := free[0]
+		free = free[1:]
+		at[i] = len(g.order)
+		g.order = append(g.order, i)
+		for _, c := range children[i] {
+			if left[c]--; left[c] == 0 {
+				free = append(free, c)
+			}
+		}
+	}
+	if len(g.order) < len(w.Steps) {
+		var cycle []string
+		for i, n := range left {
+			if n > 0 {
+				cycle = append(cycle, w.Steps[i].Name)
+			}
+		}
+		return nil, fmt.Errorf("%w: workflow %s has a cycle among steps %s: a step cannot wait for itself", ErrInvalidTask, w.Name, strings.Join(cycle, ", "))
+	}
+	g.parents = make([][]int, len(g.order))
+	for k, i := range g.order {
+		for _, p := range parents[i] {
+			g.parents[k] = append(g.parents[k], at[p])
+		}
+	}
+	return g, nil
+}
