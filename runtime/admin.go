@@ -134,7 +134,8 @@ func mergeNewestFirst(a, b []TaskInfo, limit int) []TaskInfo {
 }
 
 // Retry queues a FAILED or CANCELLED task again, with all its attempts.
-// It returns ErrTaskNotFound for an unknown id and ErrTaskNotRetryable for a
+// The workflow steps its end cancelled (and theirs in turn) wait for it
+// again; its finished parents do not run again. It returns ErrTaskNotFound for an unknown id and ErrTaskNotRetryable for a
 // task in another status.
 func (c *Client) Retry(ctx context.Context, id TaskID) error {
 	before, err := c.engine.tables.TaskGet(ctx, id)
@@ -154,7 +155,21 @@ func (c *Client) Retry(ctx context.Context, id TaskID) error {
 			return c.engine.classify(err)
 		}
 	}
-	changed, err := bookkeeping.ChangeTask(ctx, c.engine.tables, id, func(tx driver.Tables) (bool, error) { return tx.TaskRetry(ctx, id) })
+	revived := 0
+	changed, err := bookkeeping.ChangeTask(ctx, c.engine.tables, id, func(tx driver.Tables) (bool, error) {
+		changed, err := tx.TaskRetry(ctx, id)
+		if err != nil || !changed {
+			return changed, err
+		}
+		// The workflow steps its failure cancelled wait for it again, in
+		// the same transaction: a worker that ended the task again before
+		// they waited would not settle them.
+		revived, err = bookkeeping.ReviveDependants(ctx, tx, id)
+		return true, err
+	})
+	if revived > 0 {
+		c.engine.stepsWaiting.Store(true)
+	}
 	if err != nil || changed {
 		return c.engine.failed(err, "retry task %d", id)
 	}

@@ -256,3 +256,29 @@ func checkWorkflow(w Workflow) (*workflowGraph, error) {
 	}
 	return g, nil
 }
+
+// CancelWorkflow cancels every step of workflow id that has not ended, as
+// Cancel does (a queued or waiting step at once, a running one asked to
+// stop), and returns how many steps it cancelled or asked to stop.
+func (c *Client) CancelWorkflow(ctx context.Context, id WorkflowID) (int, error) {
+	w, err := c.Workflow(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range w.Steps {
+		if s.Status == "" || s.Status.Terminal() || s.Status == StatusCancelRequested {
+			continue
+		}
+		err := c.Cancel(ctx, s.TaskID)
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, ErrTaskFinished) || errors.Is(err, ErrTaskNotFound):
+			// it ended, or a cascade cancelled it, since the read
+		default:
+			return n, err
+		}
+	}
+	return n, nil
+}

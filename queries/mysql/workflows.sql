@@ -128,3 +128,25 @@ DELETE FROM leasegen_task_deps WHERE child_id IN (sqlc.slice(task_ids));
 DELETE FROM leasegen_workflows
 WHERE NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s WHERE s.workflow_id = leasegen_workflows.id)
 LIMIT ?;
+
+-- name: StepsCancelledChildren :many
+-- The children of parents that a settle cancelled for a parent's failure
+-- (their last error says so), decided already.
+SELECT d.child_id FROM leasegen_task_deps d
+JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+JOIN leasegen_tasks c ON c.id = d.child_id
+WHERE d.parent_id IN (sqlc.slice(parents)) AND NOT s.waiting
+  AND c.status = 'CANCELLED' AND c.last_error = sqlc.arg(last_error)
+ORDER BY d.child_id;
+
+-- name: StepTasksRevive :execrows
+-- Steps a cascade cancelled wait again, for a retried parent.
+UPDATE leasegen_tasks SET
+  due_priority = 0,
+  status = 'WAITING',
+  last_error = NULL,
+  updated_at = NOW(3)
+WHERE id IN (sqlc.slice(ids)) AND status = 'CANCELLED' AND flow_key IS NULL;
+
+-- name: StepsUnsettle :exec
+UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id IN (sqlc.slice(ids));

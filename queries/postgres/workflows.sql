@@ -112,3 +112,22 @@ WHERE id IN (
   SELECT w.id FROM leasegen_workflows w
   WHERE NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s WHERE s.workflow_id = w.id)
   LIMIT sqlc.arg('limit'));
+
+-- name: StepsCancelledChildren :many
+SELECT d.child_id FROM leasegen_task_deps d
+JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+JOIN leasegen_tasks c ON c.id = d.child_id
+WHERE d.parent_id = ANY(@parents::bigint[]) AND NOT s.waiting
+  AND c.status = 'CANCELLED' AND c.last_error = @last_error
+ORDER BY d.child_id;
+
+-- name: StepTasksRevive :execrows
+UPDATE leasegen_tasks SET
+  status = 'WAITING',
+  finished_at = NULL,
+  last_error = NULL,
+  updated_at = now()
+WHERE id = ANY(@ids::bigint[]) AND status = 'CANCELLED' AND flow_key IS NULL;
+
+-- name: StepsUnsettle :exec
+UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id = ANY(@ids::bigint[]);

@@ -113,3 +113,21 @@ WHERE id IN (
   SELECT w.id FROM leasegen_workflows w
   WHERE NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s WHERE s.workflow_id = w.id)
   LIMIT sqlc.arg('limit'));
+
+-- name: StepsCancelledChildren :many
+SELECT d.child_id FROM leasegen_task_deps d
+JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+JOIN leasegen_tasks c ON c.id = d.child_id
+WHERE d.parent_id IN (sqlc.slice(parents)) AND NOT s.waiting
+  AND c.status = 'CANCELLED' AND c.last_error = sqlc.arg(last_error)
+ORDER BY d.child_id;
+
+-- name: StepTasksRevive :execrows
+UPDATE leasegen_tasks SET
+  status = 'WAITING',
+  last_error = NULL,
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+WHERE status = 'CANCELLED' AND flow_key IS NULL AND id IN (sqlc.slice(ids));
+
+-- name: StepsUnsettle :exec
+UPDATE leasegen_workflow_steps SET waiting = 1 WHERE task_id IN (sqlc.slice(ids));

@@ -261,6 +261,15 @@ type Tables interface {
 	// StepParents returns step id's parents by step name, with their
 	// statuses and results.
 	StepParents(ctx context.Context, id leasetype.TaskID) ([]leasetype.ParentResult, error)
+	// StepsCancelledChildren returns, in id order, the decided children
+	// of parents whose tasks are CANCELLED with message as their last
+	// error (a settle's, for a parent that ended without success).
+	StepsCancelledChildren(ctx context.Context, parents []leasetype.TaskID, message string) ([]leasetype.TaskID, error)
+	// StepTasksRevive makes the CANCELLED steps among ids WAITING again,
+	// without a last error, and returns how many it changed.
+	StepTasksRevive(ctx context.Context, ids []leasetype.TaskID) (int, error)
+	// StepsUnsettle marks steps ids waiting again.
+	StepsUnsettle(ctx context.Context, ids []leasetype.TaskID) error
 	// StepOrphans returns up to limit steps whose tasks no longer exist.
 	StepOrphans(ctx context.Context, limit int) ([]leasetype.TaskID, error)
 	// StepDeleteTasks deletes the steps of tasks ids and returns how many.

@@ -751,3 +751,20 @@ func (t tables) WorkflowDeleteEmpty(ctx context.Context, limit int) (int, error)
 		return t.s.q.WorkflowDeleteEmpty(ctx, t.q, db.WorkflowDeleteEmptyParams{Limit: int64(limit)})
 	})
 }
+
+func (t tables) StepsCancelledChildren(ctx context.Context, parents []leasetype.TaskID, message string) ([]leasetype.TaskID, error) {
+	rows, err := t.s.q.StepsCancelledChildren(ctx, t.q, db.StepsCancelledChildrenParams{Parents: sqlbuild.IDs(parents), LastError: sqlbuild.NullString(message)})
+	return sqlbuild.Map(rows, func(id int64) leasetype.TaskID { return leasetype.TaskID(id) }), err
+}
+
+func (t tables) StepTasksRevive(ctx context.Context, ids []leasetype.TaskID) (int, error) {
+	return t.Count(ctx, func() (int64, error) {
+		return t.s.q.StepTasksRevive(ctx, t.q, db.StepTasksReviveParams{Ids: sqlbuild.IDs(ids)})
+	})
+}
+
+func (t tables) StepsUnsettle(ctx context.Context, ids []leasetype.TaskID) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.StepsUnsettle(ctx, t.q, db.StepsUnsettleParams{Ids: sqlbuild.IDs(ids)})
+	})
+}

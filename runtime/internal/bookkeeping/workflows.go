@@ -236,6 +236,38 @@ func verdict(parents []driver.StepParentState) stepVerdict {
 	return stepQueue
 }
 
+// ReviveDependants makes the steps that a settle cancelled because step
+// ended without success (and theirs in turn) wait again, in one
+// transaction of t (the retry's, which queues step again), and returns
+// how many. Each is then settled as its parents end.
+func ReviveDependants(ctx context.Context, t driver.Tables, step leasetype.TaskID) (int, error) {
+	revived := 0
+	err := t.InTx(ctx, func(tx driver.Tables) error {
+		revived = 0
+		frontier := []leasetype.TaskID{step}
+		for round := 0; len(frontier) > 0 && round < maxCascade; round++ {
+			children, err := tx.StepsCancelledChildren(ctx, frontier, parentCancelled)
+			if err != nil || len(children) == 0 {
+				return err
+			}
+			n, err := tx.StepTasksRevive(ctx, children)
+			if err != nil {
+				return err
+			}
+			if err := tx.StepsUnsettle(ctx, children); err != nil {
+				return err
+			}
+			revived += n
+			frontier = children
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("leasegen: make the steps after task %d wait again: %w", step, err)
+	}
+	return revived, nil
+}
+
 // PurgeWorkflows deletes the steps and edges of up to batch tasks that
 // retention deleted, in one transaction, then up to batch workflows left
 // without steps; it returns how many steps it deleted. A parent stays as

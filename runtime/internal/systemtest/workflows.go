@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,11 +128,20 @@ func testWorkflowDiamond(t *testing.T, b *Bundle) {
 
 // A parent that fails for good cancels the steps after it (and theirs in
 // turn), which never run, and lets a step marked RunOnParentFailure run,
-// which reads the failure.
+// which reads the failure. Retrying the parent makes the steps it
+// cancelled wait for it again; they run after it, and the step that ran
+// already does not run again.
 func testWorkflowParentFailure(t *testing.T, b *Bundle) {
 	log := newStepLog()
+	var failing atomic.Bool
+	failing.Store(true)
 	b.StartWorker(t, settleConfig(), map[string]runtime.HandlerFunc{
-		"wf-fails": func(context.Context, *runtime.Task) error { return runtime.Permanent(fmt.Errorf("disk full")) },
+		"wf-fails": func(context.Context, *runtime.Task) error {
+			if failing.Load() {
+				return runtime.Permanent(fmt.Errorf("disk full"))
+			}
+			return nil
+		},
 		"wf-b":     log.handler("b"), "wf-e": log.handler("e"), "wf-c": log.handler("c"),
 	})
 	run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "failing", Steps: []runtime.Step{
@@ -154,6 +164,17 @@ func testWorkflowParentFailure(t *testing.T, b *Bundle) {
 	}
 	if p := parents["c"]; len(p) != 1 || p[0].Step != "a" || p[0].Status != runtime.StatusFailed {
 		t.Errorf("c read its parents as %+v, want a FAILED", p)
+	}
+
+	failing.Store(false)
+	dbtest.Must(t, "retry a", b.Client.Retry(bg, run.Tasks["a"]))
+	b.WaitStatus(t, run.Tasks["e"], runtime.StatusSuccess)
+	started, _, runs := log.snapshot()
+	if diff := cmp.Diff(map[string]int{"b": 1, "c": 1, "e": 1}, runs); diff != "" {
+		t.Errorf("runs per step after the retry (-want +got):\n%s", diff)
+	}
+	if i := slices.Index(started, "b"); i < 0 || slices.Index(started, "e") < i {
+		t.Errorf("steps started in order %v, want b before e", started)
 	}
 }
 
@@ -241,7 +262,8 @@ func testWorkflowParentsEndTogether(t *testing.T, b *Bundle) {
 
 // A step whose parent ended without a settle (its worker died in
 // between) is found by recovery's pass, queued and run; cancelling a
-// waiting step cancels the steps after it at once.
+// waiting step cancels the steps after it at once; CancelWorkflow cancels
+// the steps that have not ended.
 func testWorkflowStalledAndCancelled(t *testing.T, b *Bundle) {
 	run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "stalled", Steps: []runtime.Step{
 		{Name: "a", Request: runtime.Request{Type: "wf-nobody"}},
@@ -272,6 +294,21 @@ func testWorkflowStalledAndCancelled(t *testing.T, b *Bundle) {
 	}
 	if runs["y"]+runs["z"] != 0 {
 		t.Errorf("cancelled steps ran: %v", runs)
+	}
+
+	// CancelWorkflow cancels what has not ended: x (queued) here.
+	n, err := b.Client.CancelWorkflow(bg, run.ID)
+	dbtest.Must(t, "cancel the workflow", err)
+	info, err := b.Client.Workflow(bg, run.ID)
+	dbtest.Must(t, "read the workflow", err)
+	statuses := map[string]runtime.Status{}
+	for _, s := range info.Steps {
+		statuses[s.Name] = s.Status
+	}
+	want := map[string]runtime.Status{"a": runtime.StatusSuccess, "b": runtime.StatusSuccess, "x": runtime.StatusCancelled,
+		"y": runtime.StatusCancelled, "z": runtime.StatusCancelled}
+	if diff := cmp.Diff(want, statuses); n != 1 || diff != "" {
+		t.Errorf("CancelWorkflow cancelled %d steps, want 1; statuses (-want +got):\n%s", n, diff)
 	}
 }
 

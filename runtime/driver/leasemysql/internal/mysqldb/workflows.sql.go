@@ -255,6 +255,38 @@ func (q *Queries) StepTasksQueue(ctx context.Context, db DBTX, arg StepTasksQueu
 	return result.RowsAffected()
 }
 
+const stepTasksRevive = `-- name: StepTasksRevive :execrows
+UPDATE leasegen_tasks SET
+  due_priority = 0,
+  status = 'WAITING',
+  last_error = NULL,
+  updated_at = NOW(3)
+WHERE id IN (/*SLICE:ids*/?) AND status = 'CANCELLED' AND flow_key IS NULL
+`
+
+type StepTasksReviveParams struct {
+	Ids []int64
+}
+
+// Steps a cascade cancelled wait again, for a retried parent.
+func (q *Queries) StepTasksRevive(ctx context.Context, db DBTX, arg StepTasksReviveParams) (int64, error) {
+	query := stepTasksRevive
+	var queryParams []interface{}
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	result, err := db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const stepTasksWait = `-- name: StepTasksWait :execrows
 UPDATE leasegen_tasks SET status = 'WAITING', due_priority = 0
 WHERE id IN (/*SLICE:ids*/?) AND status = 'QUEUED' AND attempt = 0
@@ -282,6 +314,56 @@ func (q *Queries) StepTasksWait(ctx context.Context, db DBTX, arg StepTasksWaitP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const stepsCancelledChildren = `-- name: StepsCancelledChildren :many
+SELECT d.child_id FROM leasegen_task_deps d
+JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+JOIN leasegen_tasks c ON c.id = d.child_id
+WHERE d.parent_id IN (/*SLICE:parents*/?) AND NOT s.waiting
+  AND c.status = 'CANCELLED' AND c.last_error = ?
+ORDER BY d.child_id
+`
+
+type StepsCancelledChildrenParams struct {
+	Parents   []int64
+	LastError sql.NullString
+}
+
+// The children of parents that a settle cancelled for a parent's failure
+// (their last error says so), decided already.
+func (q *Queries) StepsCancelledChildren(ctx context.Context, db DBTX, arg StepsCancelledChildrenParams) ([]int64, error) {
+	query := stepsCancelledChildren
+	var queryParams []interface{}
+	if len(arg.Parents) > 0 {
+		for _, v := range arg.Parents {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:parents*/?", strings.Repeat(",?", len(arg.Parents))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:parents*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.LastError)
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var child_id int64
+		if err := rows.Scan(&child_id); err != nil {
+			return nil, err
+		}
+		items = append(items, child_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const stepsLock = `-- name: StepsLock :execrows
@@ -379,6 +461,29 @@ func (q *Queries) StepsStalled(ctx context.Context, db DBTX, arg StepsStalledPar
 		return nil, err
 	}
 	return items, nil
+}
+
+const stepsUnsettle = `-- name: StepsUnsettle :exec
+UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id IN (/*SLICE:ids*/?)
+`
+
+type StepsUnsettleParams struct {
+	Ids []int64
+}
+
+func (q *Queries) StepsUnsettle(ctx context.Context, db DBTX, arg StepsUnsettleParams) error {
+	query := stepsUnsettle
+	var queryParams []interface{}
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	_, err := db.ExecContext(ctx, query, queryParams...)
+	return err
 }
 
 const stepsWaitingAny = `-- name: StepsWaitingAny :one

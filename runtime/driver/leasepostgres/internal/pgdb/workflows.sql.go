@@ -202,6 +202,27 @@ func (q *Queries) StepTasksQueue(ctx context.Context, db DBTX, arg StepTasksQueu
 	return result.RowsAffected()
 }
 
+const stepTasksRevive = `-- name: StepTasksRevive :execrows
+UPDATE leasegen_tasks SET
+  status = 'WAITING',
+  finished_at = NULL,
+  last_error = NULL,
+  updated_at = now()
+WHERE id = ANY($1::bigint[]) AND status = 'CANCELLED' AND flow_key IS NULL
+`
+
+type StepTasksReviveParams struct {
+	Ids []int64
+}
+
+func (q *Queries) StepTasksRevive(ctx context.Context, db DBTX, arg StepTasksReviveParams) (int64, error) {
+	result, err := db.ExecContext(ctx, stepTasksRevive, pq.Array(arg.Ids))
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const stepTasksWait = `-- name: StepTasksWait :execrows
 UPDATE leasegen_tasks SET status = 'WAITING'
 WHERE id = ANY($1::bigint[]) AND status = 'QUEUED' AND attempt = 0
@@ -218,6 +239,43 @@ func (q *Queries) StepTasksWait(ctx context.Context, db DBTX, arg StepTasksWaitP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const stepsCancelledChildren = `-- name: StepsCancelledChildren :many
+SELECT d.child_id FROM leasegen_task_deps d
+JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+JOIN leasegen_tasks c ON c.id = d.child_id
+WHERE d.parent_id = ANY($1::bigint[]) AND NOT s.waiting
+  AND c.status = 'CANCELLED' AND c.last_error = $2
+ORDER BY d.child_id
+`
+
+type StepsCancelledChildrenParams struct {
+	Parents   []int64
+	LastError sql.NullString
+}
+
+func (q *Queries) StepsCancelledChildren(ctx context.Context, db DBTX, arg StepsCancelledChildrenParams) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, stepsCancelledChildren, pq.Array(arg.Parents), arg.LastError)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var child_id int64
+		if err := rows.Scan(&child_id); err != nil {
+			return nil, err
+		}
+		items = append(items, child_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const stepsLock = `-- name: StepsLock :execrows
@@ -295,6 +353,19 @@ func (q *Queries) StepsStalled(ctx context.Context, db DBTX, arg StepsStalledPar
 		return nil, err
 	}
 	return items, nil
+}
+
+const stepsUnsettle = `-- name: StepsUnsettle :exec
+UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id = ANY($1::bigint[])
+`
+
+type StepsUnsettleParams struct {
+	Ids []int64
+}
+
+func (q *Queries) StepsUnsettle(ctx context.Context, db DBTX, arg StepsUnsettleParams) error {
+	_, err := db.ExecContext(ctx, stepsUnsettle, pq.Array(arg.Ids))
+	return err
 }
 
 const stepsWaitingAny = `-- name: StepsWaitingAny :one

@@ -245,6 +245,36 @@ func (q *Queries) StepTasksQueue(ctx context.Context, db DBTX, arg StepTasksQueu
 	return result.RowsAffected()
 }
 
+const stepTasksRevive = `-- name: StepTasksRevive :execrows
+UPDATE leasegen_tasks SET
+  status = 'WAITING',
+  last_error = NULL,
+  updated_at = (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))
+WHERE status = 'CANCELLED' AND flow_key IS NULL AND id IN (/*SLICE:ids*/?)
+`
+
+type StepTasksReviveParams struct {
+	Ids []int64
+}
+
+func (q *Queries) StepTasksRevive(ctx context.Context, db DBTX, arg StepTasksReviveParams) (int64, error) {
+	query := stepTasksRevive
+	var queryParams []interface{}
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	result, err := db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const stepTasksWait = `-- name: StepTasksWait :execrows
 UPDATE leasegen_tasks SET status = 'WAITING'
 WHERE id IN (/*SLICE:ids*/?) AND status = 'QUEUED' AND attempt = 0
@@ -271,6 +301,54 @@ func (q *Queries) StepTasksWait(ctx context.Context, db DBTX, arg StepTasksWaitP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const stepsCancelledChildren = `-- name: StepsCancelledChildren :many
+SELECT d.child_id FROM leasegen_task_deps d
+JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
+JOIN leasegen_tasks c ON c.id = d.child_id
+WHERE d.parent_id IN (/*SLICE:parents*/?) AND NOT s.waiting
+  AND c.status = 'CANCELLED' AND c.last_error = ?2
+ORDER BY d.child_id
+`
+
+type StepsCancelledChildrenParams struct {
+	Parents   []int64
+	LastError sql.NullString
+}
+
+func (q *Queries) StepsCancelledChildren(ctx context.Context, db DBTX, arg StepsCancelledChildrenParams) ([]int64, error) {
+	query := stepsCancelledChildren
+	var queryParams []interface{}
+	if len(arg.Parents) > 0 {
+		for _, v := range arg.Parents {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:parents*/?", strings.Repeat(",?", len(arg.Parents))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:parents*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.LastError)
+	rows, err := db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var child_id int64
+		if err := rows.Scan(&child_id); err != nil {
+			return nil, err
+		}
+		items = append(items, child_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const stepsLock = `-- name: StepsLock :execrows
@@ -365,6 +443,29 @@ func (q *Queries) StepsStalled(ctx context.Context, db DBTX, arg StepsStalledPar
 		return nil, err
 	}
 	return items, nil
+}
+
+const stepsUnsettle = `-- name: StepsUnsettle :exec
+UPDATE leasegen_workflow_steps SET waiting = 1 WHERE task_id IN (/*SLICE:ids*/?)
+`
+
+type StepsUnsettleParams struct {
+	Ids []int64
+}
+
+func (q *Queries) StepsUnsettle(ctx context.Context, db DBTX, arg StepsUnsettleParams) error {
+	query := stepsUnsettle
+	var queryParams []interface{}
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	_, err := db.ExecContext(ctx, query, queryParams...)
+	return err
 }
 
 const stepsWaitingAny = `-- name: StepsWaitingAny :one
