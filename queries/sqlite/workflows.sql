@@ -118,8 +118,8 @@ WHERE id IN (
 SELECT d.child_id FROM leasegen_task_deps d
 JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
 JOIN leasegen_tasks c ON c.id = d.child_id
-WHERE d.parent_id IN (sqlc.slice(parents)) AND NOT s.waiting
-  AND c.status = 'CANCELLED' AND c.last_error = sqlc.arg(last_error)
+WHERE c.status = 'CANCELLED' AND c.last_error = sqlc.arg(last_error)
+  AND NOT s.waiting AND d.parent_id IN (sqlc.slice(parents))
 ORDER BY d.child_id;
 
 -- name: StepTasksRevive :execrows

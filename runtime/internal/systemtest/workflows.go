@@ -142,7 +142,7 @@ func testWorkflowParentFailure(t *testing.T, b *Bundle) {
 			}
 			return nil
 		},
-		"wf-b":     log.handler("b"), "wf-e": log.handler("e"), "wf-c": log.handler("c"),
+		"wf-b": log.handler("b"), "wf-e": log.handler("e"), "wf-c": log.handler("c"),
 	})
 	run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "failing", Steps: []runtime.Step{
 		{Name: "a", Request: runtime.Request{Type: "wf-fails"}},

@@ -307,19 +307,20 @@ const stepsCancelledChildren = `-- name: StepsCancelledChildren :many
 SELECT d.child_id FROM leasegen_task_deps d
 JOIN leasegen_workflow_steps s ON s.task_id = d.child_id
 JOIN leasegen_tasks c ON c.id = d.child_id
-WHERE d.parent_id IN (/*SLICE:parents*/?) AND NOT s.waiting
-  AND c.status = 'CANCELLED' AND c.last_error = ?2
+WHERE c.status = 'CANCELLED' AND c.last_error = ?1
+  AND NOT s.waiting AND d.parent_id IN (/*SLICE:parents*/?)
 ORDER BY d.child_id
 `
 
 type StepsCancelledChildrenParams struct {
-	Parents   []int64
 	LastError sql.NullString
+	Parents   []int64
 }
 
 func (q *Queries) StepsCancelledChildren(ctx context.Context, db DBTX, arg StepsCancelledChildrenParams) ([]int64, error) {
 	query := stepsCancelledChildren
 	var queryParams []interface{}
+	queryParams = append(queryParams, arg.LastError)
 	if len(arg.Parents) > 0 {
 		for _, v := range arg.Parents {
 			queryParams = append(queryParams, v)
@@ -328,7 +329,6 @@ func (q *Queries) StepsCancelledChildren(ctx context.Context, db DBTX, arg Steps
 	} else {
 		query = strings.Replace(query, "/*SLICE:parents*/?", "NULL", 1)
 	}
-	queryParams = append(queryParams, arg.LastError)
 	rows, err := db.QueryContext(ctx, query, queryParams...)
 	if err != nil {
 		return nil, err
