@@ -46,13 +46,21 @@ func buildPackage(pkg *packages.Package, errs, warns *errorCollector) *Package {
 				if doc == nil && !gd.Lparen.IsValid() {
 					doc = gd.Doc // type X struct{}: the comment sits on the GenDecl
 				}
-				if t := b.task(ts, doc); t != nil {
-					out.Tasks = append(out.Tasks, t)
+				switch directive, kind := b.findDirective(doc); kind {
+				case taskDirective:
+					if t := b.task(ts, doc, directive); t != nil {
+						out.Tasks = append(out.Tasks, t)
+					}
+				case workflowDirective:
+					if w := b.workflow(ts, doc, directive); w != nil {
+						out.Workflows = append(out.Workflows, w)
+					}
 				}
 			}
 		}
 	}
 	b.checkDuplicates(out.Tasks)
+	b.checkWorkflowNames(out)
 	for _, f := range files {
 		b.warnStrayDirectives(f)
 	}
@@ -82,13 +90,9 @@ func (b *builder) warnStrayDirectives(f *ast.File) {
 	}
 }
 
-// task builds the task of one type declaration, or returns nil when it has
-// no directive (or a broken one).
-func (b *builder) task(ts *ast.TypeSpec, doc *ast.CommentGroup) *Task {
-	directive := b.findDirective(doc)
-	if directive == nil {
-		return nil
-	}
+// task builds the task of one type declaration with a //leasegen:task
+// directive, or returns nil when the declaration is broken.
+func (b *builder) task(ts *ast.TypeSpec, doc *ast.CommentGroup, directive *ast.Comment) *Task {
 	text := strings.TrimPrefix(directive.Text, directivePrefix)
 	opts, optErrs := parseDirective(text)
 	for _, e := range optErrs {
@@ -184,13 +188,20 @@ func (b *builder) resultType(name string, pos token.Position, enc *encodabilityC
 	return name
 }
 
-// findDirective returns the doc comment's leasegen directive, reporting
-// misspelled ones and repeats.
-func (b *builder) findDirective(doc *ast.CommentGroup) *ast.Comment {
+// The directives a type declaration can carry.
+const (
+	taskDirective     = "leasegen:task"
+	workflowDirective = "leasegen:workflow"
+)
+
+// findDirective returns the doc comment's leasegen directive and its kind
+// ("" for none), reporting misspelled ones and repeats.
+func (b *builder) findDirective(doc *ast.CommentGroup) (*ast.Comment, string) {
 	if doc == nil {
-		return nil
+		return nil, ""
 	}
 	var found *ast.Comment
+	kind := ""
 	for _, c := range doc.List {
 		if !strings.HasPrefix(c.Text, "//leasegen:") {
 			continue
@@ -198,15 +209,15 @@ func (b *builder) findDirective(doc *ast.CommentGroup) *ast.Comment {
 		b.seen[c.Slash] = true
 		word, _, _ := strings.Cut(strings.TrimPrefix(c.Text, "//"), " ")
 		switch {
-		case word != "leasegen:task":
-			b.errs.add(b.pos(c.Slash), didYouMean(word, []string{"leasegen:task"}), "unknown directive //%s", word)
+		case word != taskDirective && word != workflowDirective:
+			b.errs.add(b.pos(c.Slash), didYouMean(word, []string{taskDirective, workflowDirective}), "unknown directive //%s", word)
 		case found != nil:
-			b.errs.add(b.pos(c.Slash), "put every option on one line", "second //leasegen:task on one type")
+			b.errs.add(b.pos(c.Slash), "put every option on one line, and give a type one directive", "second //%s on one type", word)
 		default:
-			found = c
+			found, kind = c, word
 		}
 	}
-	return found
+	return found, kind
 }
 
 // fieldTags reads leasegen:"key", leasegen:"owner" and

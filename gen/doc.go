@@ -83,6 +83,30 @@
 // functions, complex numbers, interfaces and structs whose fields are all
 // unexported are rejected with their position.
 //
+// # Workflows
+//
+// //leasegen:workflow goes in the doc comment of a struct whose fields are
+// the steps of a workflow: a field's name is the step's, its type (a
+// struct declared in the package) the step's payload. The tag after:"A,B"
+// names the steps it runs after; result:"T" what its handler returns
+// (the rules of result=T). Parents that are not steps, a step after
+// itself, a parent named twice, cycles, unexported or embedded fields and
+// payloads of other types are refused with their position.
+//
+//	//leasegen:workflow
+//	type Settle struct {
+//		Charge  ChargeInvoice `result:"ChargeID"`
+//		Receipt SendReceipt   `after:"Charge"`
+//	}
+//
+// For workflow W with step S it writes WorkflowW and TaskWS (each step is
+// a task type of its own, "w.s"); WRun (the workflow's id and its steps'
+// task ids); Client.EnqueueW and EnqueueWTx, which store every step in
+// one transaction, and WaitW, which waits for all of them; WSInputs, the
+// results of S's parents that have a result type; WHandler, with
+// HandleWS(ctx, t, p) or HandleWS(ctx, t, p, in WSInputs) per step,
+// embedded in Handlers; and RegisterW, which Register calls.
+//
 // # What it writes
 //
 // One file per package, leasegen_gen.go, with, for each task X:

@@ -42,10 +42,13 @@ func emit(p *Package) ([]byte, error) {
 
 	for _, part := range [][]jen.Code{
 		emitConstants(p),
+		emitWorkflowConstants(p),
 		emitClient(p),
+		emitWorkflowClient(p),
 		emitHandlers(p),
 		emitRegister(p),
 		emitAdapters(p),
+		emitWorkflowAdapters(p),
 	} {
 		for _, c := range part {
 			f.Line()
@@ -64,13 +67,20 @@ func emit(p *Package) ([]byte, error) {
 	return out, nil
 }
 
-// sourceFiles are the names of the files that declare p's tasks, sorted.
+// sourceFiles are the names of the files that declare p's tasks and
+// workflows, sorted.
 func sourceFiles(p *Package) []string {
 	var names []string
-	for _, t := range p.Tasks {
-		if name := filepath.Base(t.Pos.Filename); !slices.Contains(names, name) {
+	add := func(file string) {
+		if name := filepath.Base(file); !slices.Contains(names, name) {
 			names = append(names, name)
 		}
+	}
+	for _, t := range p.Tasks {
+		add(t.Pos.Filename)
+	}
+	for _, w := range p.Workflows {
+		add(w.Pos.Filename)
 	}
 	slices.Sort(names)
 	return names

@@ -6,9 +6,9 @@ import (
 	"github.com/dave/jennifer/jen"
 )
 
-// emitHandlers writes one XHandler interface per task and the Handlers
-// interface that embeds them all, so that Register cannot be called with a
-// handler missing.
+// emitHandlers writes one XHandler interface per task and per workflow
+// and the Handlers interface that embeds them all, so that Register
+// cannot be called with a handler missing.
 func emitHandlers(p *Package) []jen.Code {
 	var code []jen.Code
 	var all []jen.Code
@@ -16,7 +16,10 @@ func emitHandlers(p *Package) []jen.Code {
 		code = append(code, emitHandler(t))
 		all = append(all, jen.Id(t.HandlerName()))
 	}
-	code = append(code, jen.Commentf("Handlers handles every task of package %s; Register needs all of them,", p.Name).Line().
+	workflows, names := emitWorkflowHandlers(p)
+	code = append(code, workflows...)
+	all = append(all, names...)
+	code = append(code, jen.Commentf("Handlers handles every %s of package %s; Register needs all of them,", p.handledNoun(), p.Name).Line().
 		Comment("so a missing handler is a compile error.").Line().
 		Type().Id("Handlers").Interface(all...))
 	return code

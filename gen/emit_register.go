@@ -33,9 +33,12 @@ func emitRegister(p *Package) []jen.Code {
 			jen.Err().Op("!=").Nil(),
 		).Block(jen.Return(jen.Err())))
 	}
+	workflows, calls := emitWorkflowRegister(p)
+	code = append(code, workflows...)
+	body = append(body, calls...)
 	body = append(body, jen.Return(jen.Nil()))
 	return append(code,
-		jen.Commentf("Register wires every task of package %s to h on w, with the options of its", p.Name).Line().
+		jen.Commentf("Register wires every %s of package %s to h on w, with the options of its", p.handledNoun(), p.Name).Line().
 			Comment("annotation. w is a *runtime.Worker, or a test harness; call it before the worker starts.").Line().
 			Func().Id("Register").Params(jen.Id("w").Qual(runtimePath, "Registrar"), jen.Id("h").Id("Handlers")).Error().
 			Block(body...),

@@ -5,10 +5,20 @@ import "go/token"
 // Package is one Go package's annotated tasks, with every Go name the
 // emitters need computed once.
 type Package struct {
-	Name  string // Go package name
-	Path  string // import path
-	Dir   string
-	Tasks []*Task // in source order
+	Name      string // Go package name
+	Path      string // import path
+	Dir       string
+	Tasks     []*Task     // in source order
+	Workflows []*Workflow // in source order
+}
+
+// handledNoun names what Register wires: tasks, and workflow steps when
+// the package has workflows.
+func (p *Package) handledNoun() string {
+	if len(p.Workflows) > 0 {
+		return "task and workflow step"
+	}
+	return "task"
 }
 
 // Task is one annotated payload type.
@@ -48,3 +58,44 @@ func (t *Task) HandleMethod() string { return "Handle" + t.GoName }
 func (t *Task) RequestFunc() string  { return "new" + t.GoName + "Request" }
 func (t *Task) AdapterFunc() string  { return "handle" + t.GoName }
 func (t *Task) WaitName() string     { return "Wait" + t.GoName }
+
+// Workflow is one //leasegen:workflow struct: each field is a step whose
+// payload is the field's type, run after the steps its after tag names.
+type Workflow struct {
+	TypeName string // the struct, e.g. Onboard
+	Name     string // the workflow name stored, e.g. onboard
+	Doc      string
+	Steps    []*Step // in field order
+	Pos      token.Position
+}
+
+// Step is one field of a workflow.
+type Step struct {
+	Field    string   // the field's name: the step's name in the workflow
+	TypeName string   // the payload type, declared in the package
+	Name     string   // the step's task type, e.g. onboard.verify
+	After    []string // its parents' field names
+	// ResultType is the type the step's handler returns (result:"T"), ""
+	// for none.
+	ResultType string
+	Pos        token.Position
+	wf         *Workflow
+}
+
+// The Go names emitted for a workflow.
+func (w *Workflow) ConstName() string   { return "Workflow" + w.TypeName }
+func (w *Workflow) RunName() string     { return w.TypeName + "Run" }
+func (w *Workflow) EnqueueName() string { return "Enqueue" + w.TypeName }
+func (w *Workflow) EnqueueTxName() string {
+	return "Enqueue" + w.TypeName + "Tx"
+}
+func (w *Workflow) WaitName() string     { return "Wait" + w.TypeName }
+func (w *Workflow) HandlerName() string  { return w.TypeName + "Handler" }
+func (w *Workflow) RegisterName() string { return "Register" + w.TypeName }
+func (w *Workflow) BuildFunc() string    { return "new" + w.TypeName + "Workflow" }
+
+// The Go names emitted for a step.
+func (s *Step) ConstName() string    { return "Task" + s.wf.TypeName + s.Field }
+func (s *Step) HandleMethod() string { return "Handle" + s.wf.TypeName + s.Field }
+func (s *Step) InputsName() string   { return s.wf.TypeName + s.Field + "Inputs" }
+func (s *Step) AdapterFunc() string  { return "handle" + s.wf.TypeName + s.Field }

@@ -59,7 +59,7 @@ func Generate(cfg Config) ([]File, error) {
 	var models []*Package
 	for _, p := range pkgs {
 		m := buildPackage(p, &errs, &warns)
-		if len(m.Tasks) == 0 && len(errs.list) == 0 {
+		if len(m.Tasks) == 0 && len(m.Workflows) == 0 && len(errs.list) == 0 {
 			errs.add(packagePos(p.GoFiles), "annotate a payload struct with //leasegen:task", "no //leasegen:task types in package %s", p.PkgPath)
 		}
 		models = append(models, m)

@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -281,4 +283,44 @@ func (c *Client) CancelWorkflow(ctx context.Context, id WorkflowID) (int, error)
 		}
 	}
 	return n, nil
+}
+
+// DecodeParents decodes the results of the running step t's parents into
+// into, by step name: what a generated workflow step's adapter calls to
+// build its typed inputs. A parent missing from the step's workflow, or
+// one that did not succeed, fails the step for good.
+func DecodeParents(ctx context.Context, t *Task, into map[string]any) error {
+	parents, err := t.Parents(ctx)
+	if err != nil {
+		return err
+	}
+	for name, v := range into {
+		i := slices.IndexFunc(parents, func(p ParentResult) bool { return p.Step == name })
+		switch {
+		case i < 0:
+			return Permanent(fmt.Errorf("%w: task %d has no parent step %s", ErrInvalidTask, t.ID, name))
+		case parents[i].Status != StatusSuccess:
+			return Permanent(fmt.Errorf("%w: task %d's parent step %s is %s", ErrTaskNotSucceeded, t.ID, name, parents[i].Status))
+		}
+		if err := json.Unmarshal([]byte(parents[i].Result), v); err != nil {
+			return Permanent(fmt.Errorf("%w: the result of task %d's parent step %s does not decode into %T: %v", ErrInvalidTask, t.ID, name, v, err))
+		}
+	}
+	return nil
+}
+
+// WaitSteps waits, as Client.Wait does, until each task of steps has
+// ended, in order, and returns a *TaskEndedError for the first that did
+// not succeed: what the generated WaitX methods of workflows call.
+func WaitSteps(ctx context.Context, c *Client, steps ...TaskID) error {
+	for _, id := range steps {
+		info, err := c.Wait(ctx, id)
+		if err != nil {
+			return err
+		}
+		if info.Status != StatusSuccess {
+			return &TaskEndedError{Task: info}
+		}
+	}
+	return nil
 }

@@ -355,7 +355,36 @@ func (r *registrar) Handle(taskType string, _ runtime.HandlerFunc, _ ...runtime.
 func TestRegisterTakesARegistrar(t *testing.T) {
 	var got registrar
 	dbtest.Must(t, "register", Register(&got, &Service{}))
-	if diff := cmp.Diff(registrar{TaskImport, TaskExport, TaskNotify, TaskReconcile, TaskInvoiceRun}, got); diff != "" {
+	if diff := cmp.Diff(registrar{TaskImport, TaskExport, TaskNotify, TaskReconcile, TaskInvoiceRun, TaskSettleCharge, TaskSettleReceipt}, got); diff != "" {
 		t.Errorf("registered types (-want +got):\n%s", diff)
 	}
+}
+
+// The generated workflow API: EnqueueSettle stores both steps, Receipt
+// starts after Charge and reads its typed result, WaitSettle returns
+// once both succeeded, and the run names the workflow and its steps.
+func TestGeneratedWorkflow(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, b *bundle) {
+		b.startWorker(t)
+		run, err := b.client.EnqueueSettle(bg, Settle{
+			Charge:  ChargeInvoice{InvoiceID: "inv-7", Amount: money.Amount{Cents: 1250, Currency: "EUR"}},
+			Receipt: SendReceipt{Email: "ada@example.com"},
+		})
+		dbtest.Must(t, "EnqueueSettle", err)
+		ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+		defer cancel()
+		dbtest.Must(t, "WaitSettle", b.client.WaitSettle(ctx, run))
+		if diff := cmp.Diff([]string{"ada@example.com: ch-inv-7-1250"}, b.service.Receipts()); diff != "" {
+			t.Errorf("receipts (-want +got):\n%s", diff)
+		}
+		w, err := b.rt.Workflow(bg, run.ID)
+		dbtest.Must(t, "Workflow", err)
+		if w.Name != WorkflowSettle || len(w.Steps) != 2 || w.Steps[0].TaskID != run.Charge || w.Steps[1].TaskID != run.Receipt ||
+			len(w.Steps[1].After) != 1 || w.Steps[1].After[0] != "Charge" {
+			t.Errorf("workflow %+v, want %s with Charge then Receipt after it", w, WorkflowSettle)
+		}
+		if info, _ := b.rt.Get(bg, run.Receipt); info.Type != TaskSettleReceipt {
+			t.Errorf("Receipt's task type %q, want %q", info.Type, TaskSettleReceipt)
+		}
+	})
 }

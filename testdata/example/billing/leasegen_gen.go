@@ -45,6 +45,20 @@ const (
 	TaskInvoiceRun = "invoice_run"
 )
 
+// The workflows of this package, and the task types of their steps.
+const (
+	// WorkflowSettle is the name stored for workflows of Settle.
+	//
+	// Settle charges an invoice, then mails the receipt, which reads the
+	// charge's id: a workflow, stored in one transaction, whose Receipt step
+	// starts only once Charge succeeded.
+	WorkflowSettle = "settle"
+	// TaskSettleCharge is the task type of step Charge of Settle.
+	TaskSettleCharge = "settle.charge"
+	// TaskSettleReceipt is the task type of step Receipt of Settle.
+	TaskSettleReceipt = "settle.receipt"
+)
+
 // Client enqueues the tasks of package billing with typed payloads.
 type Client struct {
 	rt *runtime.Client
@@ -432,6 +446,87 @@ func newInvoiceRunRequest(p InvoiceRunPayload, opts []runtime.EnqueueOption) (ru
 	}, nil
 }
 
+// SettleRun is a stored Settle workflow: its id and its steps' tasks.
+type SettleRun struct {
+	ID      runtime.WorkflowID
+	Charge  runtime.TaskID // step Charge's task
+	Receipt runtime.TaskID // step Receipt's task
+}
+
+// EnqueueSettle stores workflow w's steps in one transaction, each with its field's
+// payload: a step starts once the steps its after tag names succeeded. opts apply
+// to every step.
+func (c *Client) EnqueueSettle(ctx context.Context, w Settle, opts ...runtime.EnqueueOption) (SettleRun, error) {
+	wf, err := newSettleWorkflow(w, opts)
+	if err != nil {
+		return SettleRun{}, err
+	}
+	run, err := c.rt.EnqueueWorkflow(ctx, wf)
+	if err != nil {
+		return SettleRun{}, err
+	}
+	return SettleRun{
+		Charge:  run.Tasks["Charge"],
+		ID:      run.ID,
+		Receipt: run.Tasks["Receipt"],
+	}, nil
+}
+
+// EnqueueSettleTx stores workflow w inside tx: its steps exist once tx commits,
+// and never if it rolls back.
+func (c *Client) EnqueueSettleTx(ctx context.Context, tx *sql.Tx, w Settle, opts ...runtime.EnqueueOption) (SettleRun, error) {
+	wf, err := newSettleWorkflow(w, opts)
+	if err != nil {
+		return SettleRun{}, err
+	}
+	run, err := c.rt.EnqueueWorkflowTx(ctx, tx, wf)
+	if err != nil {
+		return SettleRun{}, err
+	}
+	return SettleRun{
+		Charge:  run.Tasks["Charge"],
+		ID:      run.ID,
+		Receipt: run.Tasks["Receipt"],
+	}, nil
+}
+
+// newSettleWorkflow encodes w's payloads into the steps of a Settle workflow.
+func newSettleWorkflow(w Settle, opts []runtime.EnqueueOption) (runtime.Workflow, error) {
+	pCharge, err := runtime.EncodePayload(w.Charge)
+	if err != nil {
+		return runtime.Workflow{}, err
+	}
+	pReceipt, err := runtime.EncodePayload(w.Receipt)
+	if err != nil {
+		return runtime.Workflow{}, err
+	}
+	return runtime.Workflow{
+		Name: WorkflowSettle,
+		Steps: []runtime.Step{{
+			Name: "Charge",
+			Request: runtime.Request{
+				Options: opts,
+				Payload: pCharge,
+				Type:    TaskSettleCharge,
+			},
+		}, {
+			After: []string{"Charge"},
+			Name:  "Receipt",
+			Request: runtime.Request{
+				Options: opts,
+				Payload: pReceipt,
+				Type:    TaskSettleReceipt,
+			},
+		}},
+	}, nil
+}
+
+// WaitSettle blocks until every step of run has ended; a step that ended FAILED or
+// CANCELLED returns a *runtime.TaskEndedError (errors.Is runtime.ErrTaskNotSucceeded).
+func (c *Client) WaitSettle(ctx context.Context, run SettleRun) error {
+	return runtime.WaitSteps(ctx, c.rt, run.Charge, run.Receipt)
+}
+
 // ImportHandler handles TaskImport tasks.
 //
 // ImportPayload imports one uploaded CSV file.
@@ -484,7 +579,28 @@ type InvoiceRunHandler interface {
 	HandleInvoiceRun(ctx context.Context, t *runtime.Task, p InvoiceRunPayload) error
 }
 
-// Handlers handles every task of package billing; Register needs all of them,
+// SettleReceiptInputs are the results of the parents of step Receipt of Settle.
+type SettleReceiptInputs struct {
+	Charge ChargeID // what step Charge returned
+}
+
+// SettleHandler handles the steps of Settle workflows.
+//
+// Settle charges an invoice, then mails the receipt, which reads the
+// charge's id: a workflow, stored in one transaction, whose Receipt step
+// starts only once Charge succeeded.
+type SettleHandler interface {
+	// HandleSettleCharge runs step Charge, after its parents succeeded; an error retries it
+	// with backoff unless it is runtime.Permanent, and runtime.Snooze(d) runs it again later.
+	// Its ChargeID is stored with the completion for the steps after it.
+	HandleSettleCharge(ctx context.Context, t *runtime.Task, p ChargeInvoice) (ChargeID, error)
+	// HandleSettleReceipt runs step Receipt, after its parents succeeded; an error retries it
+	// with backoff unless it is runtime.Permanent, and runtime.Snooze(d) runs it again later.
+	// in holds its parents' results.
+	HandleSettleReceipt(ctx context.Context, t *runtime.Task, p SendReceipt, in SettleReceiptInputs) error
+}
+
+// Handlers handles every task and workflow step of package billing; Register needs all of them,
 // so a missing handler is a compile error.
 type Handlers interface {
 	ImportHandler
@@ -492,6 +608,7 @@ type Handlers interface {
 	NotifyHandler
 	ReconcileHandler
 	InvoiceRunHandler
+	SettleHandler
 }
 
 // RegisterImport wires TaskImport tasks to h on w, with the options of the annotation;
@@ -533,7 +650,18 @@ func RegisterInvoiceRun(w runtime.Registrar, h InvoiceRunHandler) error {
 	}))
 }
 
-// Register wires every task of package billing to h on w, with the options of its
+// RegisterSettle wires the steps of Settle workflows to h on w. Call it before the worker starts.
+func RegisterSettle(w runtime.Registrar, h SettleHandler) error {
+	if err := w.Handle(TaskSettleCharge, handleSettleCharge(h)); err != nil {
+		return err
+	}
+	if err := w.Handle(TaskSettleReceipt, handleSettleReceipt(h)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Register wires every task and workflow step of package billing to h on w, with the options of its
 // annotation. w is a *runtime.Worker, or a test harness; call it before the worker starts.
 func Register(w runtime.Registrar, h Handlers) error {
 	if err := RegisterImport(w, h); err != nil {
@@ -549,6 +677,9 @@ func Register(w runtime.Registrar, h Handlers) error {
 		return err
 	}
 	if err := RegisterInvoiceRun(w, h); err != nil {
+		return err
+	}
+	if err := RegisterSettle(w, h); err != nil {
 		return err
 	}
 	return nil
@@ -614,5 +745,35 @@ func handleInvoiceRun(h InvoiceRunHandler) runtime.HandlerFunc {
 			return err
 		}
 		return h.HandleInvoiceRun(ctx, t, p)
+	}
+}
+
+// handleSettleCharge decodes step Charge's payload and inputs for h.
+func handleSettleCharge(h SettleHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p ChargeInvoice
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		r, err := h.HandleSettleCharge(ctx, t, p)
+		if err != nil {
+			return err
+		}
+		return t.SetResultJSON(r)
+	}
+}
+
+// handleSettleReceipt decodes step Receipt's payload and inputs for h.
+func handleSettleReceipt(h SettleHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p SendReceipt
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		var in SettleReceiptInputs
+		if err := runtime.DecodeParents(ctx, t, map[string]any{"Charge": &in.Charge}); err != nil {
+			return err
+		}
+		return h.HandleSettleReceipt(ctx, t, p, in)
 	}
 }

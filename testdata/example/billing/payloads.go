@@ -85,3 +85,27 @@ type ReconcilePayload struct{}
 type InvoiceRunPayload struct {
 	DryRun bool `json:"dry_run"`
 }
+
+// Settle charges an invoice, then mails the receipt, which reads the
+// charge's id: a workflow, stored in one transaction, whose Receipt step
+// starts only once Charge succeeded.
+//
+//leasegen:workflow
+type Settle struct {
+	Charge  ChargeInvoice `result:"ChargeID"`
+	Receipt SendReceipt   `after:"Charge"`
+}
+
+// ChargeInvoice is the payload of Settle's first step.
+type ChargeInvoice struct {
+	InvoiceID string       `json:"invoice_id"`
+	Amount    money.Amount `json:"amount"`
+}
+
+// ChargeID is what the Charge step returns.
+type ChargeID string
+
+// SendReceipt is the payload of Settle's second step.
+type SendReceipt struct {
+	Email string `json:"email"`
+}

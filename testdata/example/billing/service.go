@@ -44,6 +44,7 @@ type Service struct {
 	notifies    []NotifyPayload
 	reconciles  []time.Time // the ticks HandleReconcile ran for
 	invoiceRuns []InvoiceRunPayload
+	receipts    []string // "email: charge id", for each receipt sent
 }
 
 var _ Handlers = (*Service)(nil)
@@ -108,6 +109,28 @@ func (s *Service) HandleInvoiceRun(_ context.Context, _ *runtime.Task, p Invoice
 	defer s.mu.Unlock()
 	s.invoiceRuns = append(s.invoiceRuns, p)
 	return nil
+}
+
+// HandleSettleCharge pretends to charge the invoice; it returns the
+// charge's id, which the Receipt step reads.
+func (s *Service) HandleSettleCharge(_ context.Context, t *runtime.Task, p ChargeInvoice) (ChargeID, error) {
+	return ChargeID(fmt.Sprintf("ch-%s-%d", p.InvoiceID, p.Amount.Cents)), nil
+}
+
+// HandleSettleReceipt pretends to mail the receipt of the charge its
+// parent step made.
+func (s *Service) HandleSettleReceipt(_ context.Context, _ *runtime.Task, p SendReceipt, in SettleReceiptInputs) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.receipts = append(s.receipts, p.Email+": "+string(in.Charge))
+	return nil
+}
+
+// Receipts returns the receipts HandleSettleReceipt sent.
+func (s *Service) Receipts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.receipts...)
 }
 
 // Reconciled returns the ticks HandleReconcile ran for.

@@ -1,4 +1,4 @@
--- leasegen schema for PostgreSQL, version 16: workflows (see the MySQL
+-- leasegen schema for PostgreSQL, version 17: workflows (see the MySQL
 -- migration 0017_workflows.sql). The waiting steps have a partial index.
 CREATE TABLE IF NOT EXISTS leasegen_workflows (
   id         BIGSERIAL   PRIMARY KEY,

@@ -1,4 +1,4 @@
--- leasegen schema for SQLite, version 16: workflows (see the MySQL
+-- leasegen schema for SQLite, version 17: workflows (see the MySQL
 -- migration 0017_workflows.sql). Instants are Unix milliseconds; the
 -- waiting steps have a partial index.
 CREATE TABLE IF NOT EXISTS leasegen_workflows (

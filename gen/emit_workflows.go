@@ -1,0 +1,256 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// emitWorkflowConstants writes, per workflow, its stored name and each
+// step's task type:
+//
+//	// WorkflowOnboard is the name stored for workflows of Onboard.
+//	WorkflowOnboard = "onboard"
+//	// TaskOnboardVerify is the task type of step Verify of Onboard.
+//	TaskOnboardVerify = "onboard.verify"
+func emitWorkflowConstants(p *Package) []jen.Code {
+	if len(p.Workflows) == 0 {
+		return nil
+	}
+	var defs []jen.Code
+	for _, w := range p.Workflows {
+		defs = append(defs, jen.Add(withDoc(w.Doc, fmt.Sprintf("%s is the name stored for workflows of %s.", w.ConstName(), w.TypeName))).
+			Line().Id(w.ConstName()).Op("=").Lit(w.Name))
+		for _, s := range w.Steps {
+			defs = append(defs, jen.Commentf("%s is the task type of step %s of %s.", s.ConstName(), s.Field, w.TypeName).
+				Line().Id(s.ConstName()).Op("=").Lit(s.Name))
+		}
+	}
+	return []jen.Code{jen.Comment("The workflows of this package, and the task types of their steps.").Line().Const().Defs(defs...)}
+}
+
+// withDoc appends a declaration's doc comment to a generated doc.
+func withDoc(doc, first string) *jen.Statement {
+	lines := []string{first}
+	if doc != "" {
+		lines = append(lines, "")
+		lines = append(lines, strings.Split(doc, "\n")...)
+	}
+	return docLines(lines...)
+}
+
+// emitWorkflowClient writes, per workflow, its run handle, EnqueueX,
+// EnqueueXTx, the builder of its runtime.Workflow, and WaitX.
+func emitWorkflowClient(p *Package) []jen.Code {
+	var code []jen.Code
+	for _, w := range p.Workflows {
+		fields := []jen.Code{jen.Id("ID").Qual(runtimePath, "WorkflowID")}
+		for _, s := range w.Steps {
+			fields = append(fields, jen.Id(s.Field).Qual(runtimePath, "TaskID").Comment("step "+s.Field+"'s task"))
+		}
+		code = append(code,
+			jen.Commentf("%s is a stored %s workflow: its id and its steps' tasks.", w.RunName(), w.TypeName).Line().
+				Type().Id(w.RunName()).Struct(fields...),
+			emitWorkflowEnqueue(w, false), emitWorkflowEnqueue(w, true), emitWorkflowBuild(w), emitWorkflowWait(w))
+	}
+	return code
+}
+
+// emitWorkflowEnqueue writes EnqueueX, or EnqueueXTx with tx:
+//
+//	func (c *Client) EnqueueOnboard(ctx context.Context, w Onboard, opts ...runtime.EnqueueOption) (OnboardRun, error) {
+//		wf, err := newOnboardWorkflow(w, opts)
+//		if err != nil {
+//			return OnboardRun{}, err
+//		}
+//		run, err := c.rt.EnqueueWorkflow(ctx, wf)
+//		if err != nil {
+//			return OnboardRun{}, err
+//		}
+//		return OnboardRun{ID: run.ID, Create: run.Tasks["Create"]}, nil
+//	}
+func emitWorkflowEnqueue(w *Workflow, tx bool) jen.Code {
+	name, call, args := w.EnqueueName(), "EnqueueWorkflow", []jen.Code{jen.Id("ctx"), jen.Id("wf")}
+	params := []jen.Code{ctxParam()}
+	doc := []string{fmt.Sprintf("%s stores workflow w's steps in one transaction, each with its field's", name),
+		"payload: a step starts once the steps its after tag names succeeded. opts apply",
+		"to every step."}
+	if tx {
+		name, call, args = w.EnqueueTxName(), "EnqueueWorkflowTx", []jen.Code{jen.Id("ctx"), jen.Id("tx"), jen.Id("wf")}
+		params = append(params, txParam())
+		doc = []string{fmt.Sprintf("%s stores workflow w inside tx: its steps exist once tx commits,", name), "and never if it rolls back."}
+	}
+	params = append(params, jen.Id("w").Id(w.TypeName), jen.Id("opts").Op("...").Qual(runtimePath, "EnqueueOption"))
+	run := jen.Dict{jen.Id("ID"): jen.Id("run").Dot("ID")}
+	for _, s := range w.Steps {
+		run[jen.Id(s.Field)] = jen.Id("run").Dot("Tasks").Index(jen.Lit(s.Field))
+	}
+	fail := jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id(w.RunName()).Values(), jen.Err()))
+	return docLines(doc...).Line().
+		Func().Params(clientReceiver()).Id(name).Params(params...).Params(jen.Id(w.RunName()), jen.Error()).Block(
+		jen.List(jen.Id("wf"), jen.Err()).Op(":=").Id(w.BuildFunc()).Call(jen.Id("w"), jen.Id("opts")),
+		fail,
+		jen.List(jen.Id("run"), jen.Err()).Op(":=").Id("c").Dot("rt").Dot(call).Call(args...),
+		fail,
+		jen.Return(jen.Id(w.RunName()).Values(run), jen.Nil()),
+	)
+}
+
+// emitWorkflowBuild writes the builder of the runtime.Workflow of w.
+func emitWorkflowBuild(w *Workflow) jen.Code {
+	var body []jen.Code
+	steps := make([]jen.Code, len(w.Steps))
+	for i, s := range w.Steps {
+		v := "p" + s.Field
+		body = append(body,
+			jen.List(jen.Id(v), jen.Err()).Op(":=").Qual(runtimePath, "EncodePayload").Call(jen.Id("w").Dot(s.Field)),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Qual(runtimePath, "Workflow").Values(), jen.Err())))
+		step := jen.Dict{
+			jen.Id("Name"):    jen.Lit(s.Field),
+			jen.Id("Request"): jen.Qual(runtimePath, "Request").Values(jen.Dict{jen.Id("Type"): jen.Id(s.ConstName()), jen.Id("Payload"): jen.Id(v), jen.Id("Options"): jen.Id("opts")}),
+		}
+		if len(s.After) > 0 {
+			after := make([]jen.Code, len(s.After))
+			for j, a := range s.After {
+				after[j] = jen.Lit(a)
+			}
+			step[jen.Id("After")] = jen.Index().String().Values(after...)
+		}
+		steps[i] = jen.Values(step)
+	}
+	body = append(body, jen.Return(jen.Qual(runtimePath, "Workflow").Values(jen.Dict{
+		jen.Id("Name"):  jen.Id(w.ConstName()),
+		jen.Id("Steps"): jen.Index().Qual(runtimePath, "Step").Values(steps...),
+	}), jen.Nil()))
+	return jen.Commentf("%s encodes w's payloads into the steps of a %s workflow.", w.BuildFunc(), w.TypeName).Line().
+		Func().Id(w.BuildFunc()).Params(jen.Id("w").Id(w.TypeName), jen.Id("opts").Index().Qual(runtimePath, "EnqueueOption")).
+		Params(jen.Qual(runtimePath, "Workflow"), jen.Error()).Block(body...)
+}
+
+// emitWorkflowWait writes WaitX, which waits for every step of a run.
+func emitWorkflowWait(w *Workflow) jen.Code {
+	ids := make([]jen.Code, len(w.Steps))
+	for i, s := range w.Steps {
+		ids[i] = jen.Id("run").Dot(s.Field)
+	}
+	args := append([]jen.Code{jen.Id("ctx"), jen.Id("c").Dot("rt")}, ids...)
+	return jen.Commentf("%s blocks until every step of run has ended; a step that ended FAILED or", w.WaitName()).Line().
+		Comment("CANCELLED returns a *runtime.TaskEndedError (errors.Is runtime.ErrTaskNotSucceeded).").Line().
+		Func().Params(clientReceiver()).Id(w.WaitName()).Params(ctxParam(), jen.Id("run").Id(w.RunName())).Error().
+		Block(jen.Return(jen.Qual(runtimePath, "WaitSteps").Call(args...)))
+}
+
+// inputs are the parents of s that have a result type: the fields of its
+// Inputs struct.
+func (s *Step) inputs() []*Step {
+	var in []*Step
+	for _, p := range s.After {
+		for _, q := range s.wf.Steps {
+			if q.Field == p && q.ResultType != "" {
+				in = append(in, q)
+			}
+		}
+	}
+	return in
+}
+
+// emitWorkflowHandlers writes, per workflow, the Inputs struct of each
+// step whose parents have results and the XHandler interface with a
+// method per step; it returns the interfaces' names for Handlers too.
+func emitWorkflowHandlers(p *Package) (code, names []jen.Code) {
+	for _, w := range p.Workflows {
+		var methods []jen.Code
+		for _, s := range w.Steps {
+			params := []jen.Code{ctxParam(), jen.Id("t").Add(taskPtr()), jen.Id("p").Id(s.TypeName)}
+			doc := []string{fmt.Sprintf("%s runs step %s, after its parents succeeded; an error retries it", s.HandleMethod(), s.Field),
+				"with backoff unless it is runtime.Permanent, and runtime.Snooze(d) runs it again later."}
+			if in := s.inputs(); len(in) > 0 {
+				fields := make([]jen.Code, len(in))
+				for i, q := range in {
+					fields[i] = jen.Id(q.Field).Id(q.ResultType).Comment("what step " + q.Field + " returned")
+				}
+				code = append(code, jen.Commentf("%s are the results of the parents of step %s of %s.", s.InputsName(), s.Field, w.TypeName).Line().
+					Type().Id(s.InputsName()).Struct(fields...))
+				params = append(params, jen.Id("in").Id(s.InputsName()))
+				doc = append(doc, "in holds its parents' results.")
+			}
+			results := jen.Error()
+			if s.ResultType != "" {
+				results = jen.Params(jen.Id(s.ResultType), jen.Error())
+				doc = append(doc, fmt.Sprintf("Its %s is stored with the completion for the steps after it.", s.ResultType))
+			}
+			methods = append(methods, docLines(doc...).Line().Id(s.HandleMethod()).Params(params...).Add(results))
+		}
+		code = append(code, jen.Add(withDoc(w.Doc, fmt.Sprintf("%s handles the steps of %s workflows.", w.HandlerName(), w.TypeName))).Line().
+			Type().Id(w.HandlerName()).Interface(methods...))
+		names = append(names, jen.Id(w.HandlerName()))
+	}
+	return code, names
+}
+
+// emitWorkflowRegister writes RegisterX per workflow, which wires each
+// step's task type to its method; it returns the calls Register makes.
+func emitWorkflowRegister(p *Package) (code, calls []jen.Code) {
+	for _, w := range p.Workflows {
+		var body []jen.Code
+		for _, s := range w.Steps {
+			body = append(body, jen.If(
+				jen.Err().Op(":=").Id("w").Dot("Handle").Call(jen.Id(s.ConstName()), jen.Id(s.AdapterFunc()).Call(jen.Id("h"))),
+				jen.Err().Op("!=").Nil(),
+			).Block(jen.Return(jen.Err())))
+		}
+		body = append(body, jen.Return(jen.Nil()))
+		code = append(code, jen.Commentf("%s wires the steps of %s workflows to h on w. Call it before the worker starts.", w.RegisterName(), w.TypeName).Line().
+			Func().Id(w.RegisterName()).Params(jen.Id("w").Qual(runtimePath, "Registrar"), jen.Id("h").Id(w.HandlerName())).Error().Block(body...))
+		calls = append(calls, jen.If(
+			jen.Err().Op(":=").Id(w.RegisterName()).Call(jen.Id("w"), jen.Id("h")),
+			jen.Err().Op("!=").Nil(),
+		).Block(jen.Return(jen.Err())))
+	}
+	return code, calls
+}
+
+// emitWorkflowAdapters writes, per step, the runtime.HandlerFunc that
+// decodes its payload and its parents' results and calls its method.
+func emitWorkflowAdapters(p *Package) []jen.Code {
+	var code []jen.Code
+	for _, w := range p.Workflows {
+		for _, s := range w.Steps {
+			body := []jen.Code{
+				jen.Var().Id("p").Id(s.TypeName),
+				jen.If(
+					jen.Err().Op(":=").Qual(runtimePath, "DecodePayload").Call(jen.Id("t"), jen.Op("&").Id("p")),
+					jen.Err().Op("!=").Nil(),
+				).Block(jen.Return(jen.Err())),
+			}
+			args := []jen.Code{jen.Id("ctx"), jen.Id("t"), jen.Id("p")}
+			if in := s.inputs(); len(in) > 0 {
+				into := jen.Dict{}
+				for _, q := range in {
+					into[jen.Lit(q.Field)] = jen.Op("&").Id("in").Dot(q.Field)
+				}
+				body = append(body,
+					jen.Var().Id("in").Id(s.InputsName()),
+					jen.If(
+						jen.Err().Op(":=").Qual(runtimePath, "DecodeParents").Call(jen.Id("ctx"), jen.Id("t"), jen.Map(jen.String()).Any().Values(into)),
+						jen.Err().Op("!=").Nil(),
+					).Block(jen.Return(jen.Err())))
+				args = append(args, jen.Id("in"))
+			}
+			call := jen.Id("h").Dot(s.HandleMethod()).Call(args...)
+			if s.ResultType == "" {
+				body = append(body, jen.Return(call))
+			} else {
+				body = append(body,
+					jen.List(jen.Id("r"), jen.Err()).Op(":=").Add(call),
+					jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+					jen.Return(jen.Id("t").Dot("SetResultJSON").Call(jen.Id("r"))))
+			}
+			code = append(code, jen.Commentf("%s decodes step %s's payload and inputs for h.", s.AdapterFunc(), s.Field).Line().
+				Func().Id(s.AdapterFunc()).Params(jen.Id("h").Id(w.HandlerName())).Qual(runtimePath, "HandlerFunc").Block(
+				jen.Return(jen.Func().Params(ctxParam(), jen.Id("t").Add(taskPtr())).Error().Block(body...))))
+		}
+	}
+	return code
+}

@@ -1,0 +1,184 @@
+package gen
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"reflect"
+	"strings"
+)
+
+// maxWorkflowSteps is runtime.MaxWorkflowSteps.
+const maxWorkflowSteps = 1000
+
+// workflow builds the workflow of one type declaration with a
+// //leasegen:workflow directive, or returns nil when the declaration is
+// broken. Each field is a step: its type the payload, its after tag the
+// steps it runs after, its result tag what its handler returns.
+func (b *builder) workflow(ts *ast.TypeSpec, doc *ast.CommentGroup, directive *ast.Comment) *Workflow {
+	pos := b.pos(ts.Name.Pos())
+	if rest := strings.TrimSpace(strings.TrimPrefix(directive.Text, "//"+workflowDirective)); rest != "" {
+		b.errs.add(b.pos(directive.Slash), "write //leasegen:workflow alone: a step's options are its field's tags", "unknown workflow options %q", rest)
+		return nil
+	}
+	obj, _ := b.pkg.TypesInfo.Defs[ts.Name].(*types.TypeName)
+	switch {
+	case ts.Assign.IsValid():
+		b.errs.add(pos, "annotate the original type", "leasegen:workflow on alias %s", ts.Name.Name)
+		return nil
+	case ts.TypeParams != nil:
+		b.errs.add(pos, "declare a non-generic struct", "leasegen:workflow on generic type %s", ts.Name.Name)
+		return nil
+	case obj == nil:
+		return nil
+	}
+	st, ok := obj.Type().Underlying().(*types.Struct)
+	if !ok {
+		b.errs.add(pos, "a workflow is a struct whose fields are its steps", "leasegen:workflow on %s, a %s type", ts.Name.Name, kindName(obj.Type().Underlying()))
+		return nil
+	}
+	w := &Workflow{TypeName: ts.Name.Name, Name: snakeCase(goName(ts.Name.Name)), Doc: strings.TrimSpace(doc.Text()), Pos: pos}
+	if st.NumFields() == 0 || st.NumFields() > maxWorkflowSteps {
+		b.errs.add(pos, "give it a field per step", "workflow %s has %d steps: it needs 1 to %d", w.TypeName, st.NumFields(), maxWorkflowSteps)
+		return nil
+	}
+	failed := false
+	enc := encodabilityChecker{pkg: b.pkg.Types, fset: b.pkg.Fset, errs: b.errs, seen: map[types.Type]bool{}}
+	for i := range st.NumFields() {
+		if s := b.step(w, st.Field(i), reflect.StructTag(st.Tag(i)), &enc); s != nil {
+			w.Steps = append(w.Steps, s)
+		} else {
+			failed = true
+		}
+	}
+	if failed || !b.checkAfter(w) {
+		return nil
+	}
+	return w
+}
+
+// step builds the step of field f of w, or returns nil after reporting.
+func (b *builder) step(w *Workflow, f *types.Var, tag reflect.StructTag, enc *encodabilityChecker) *Step {
+	pos := b.pos(f.Pos())
+	named, isNamed := f.Type().(*types.Named)
+	switch {
+	case f.Embedded():
+		b.errs.add(pos, "name the field: its name is the step's", "embedded field %s in workflow %s", f.Name(), w.TypeName)
+		return nil
+	case !f.Exported():
+		b.errs.add(pos, "export the field: its name is the step's, in the generated API", "workflow %s's step %s is unexported", w.TypeName, f.Name())
+		return nil
+	case !isNamed || named.Obj().Pkg() != b.pkg.Types:
+		b.errs.add(pos, "declare a struct type for the step's payload in package "+b.pkg.Types.Name(),
+			"step %s of workflow %s has type %s, not a type of this package", f.Name(), w.TypeName, types.TypeString(f.Type(), types.RelativeTo(b.pkg.Types)))
+		return nil
+	}
+	if _, isStruct := named.Underlying().(*types.Struct); !isStruct {
+		b.errs.add(pos, "payloads are struct types", "step %s of workflow %s has type %s, a %s type", f.Name(), w.TypeName, named.Obj().Name(), kindName(named.Underlying()))
+		return nil
+	}
+	enc.check(named, named.Obj().Name(), pos)
+	s := &Step{Field: f.Name(), TypeName: named.Obj().Name(), Name: w.Name + "." + snakeCase(f.Name()), Pos: pos, wf: w}
+	if after, ok := tag.Lookup("after"); ok {
+		for _, p := range strings.Split(after, ",") {
+			s.After = append(s.After, strings.TrimSpace(p))
+		}
+	}
+	if result, ok := tag.Lookup("result"); ok {
+		if s.ResultType = b.resultType(result, pos, enc); s.ResultType == "" {
+			return nil
+		}
+	}
+	return s
+}
+
+// checkAfter checks that each step's parents are other steps of w, named
+// once, and that no step waits for itself through others; it reports
+// what is wrong and returns false.
+func (b *builder) checkAfter(w *Workflow) bool {
+	index := map[string]int{}
+	names := make([]string, len(w.Steps))
+	for i, s := range w.Steps {
+		index[s.Field], names[i] = i, s.Field
+	}
+	ok := true
+	children := make([][]int, len(w.Steps))
+	left := make([]int, len(w.Steps))
+	for i, s := range w.Steps {
+		seen := map[string]bool{}
+		for _, p := range s.After {
+			j, known := index[p]
+			switch {
+			case !known:
+				hint := didYouMean(p, names)
+				if hint == "" {
+					hint = "name steps of " + w.TypeName + ": " + strings.Join(names, ", ")
+				}
+				b.errs.add(s.Pos, hint, "step %s of workflow %s runs after %q, which is not a step of it", s.Field, w.TypeName, p)
+				ok = false
+			case j == i:
+				b.errs.add(s.Pos, "remove it from the after tag", "step %s of workflow %s runs after itself", s.Field, w.TypeName)
+				ok = false
+			case seen[p]:
+				b.errs.add(s.Pos, "name each parent once", "step %s of workflow %s names %s twice in its after tag", s.Field, w.TypeName, p)
+				ok = false
+			default:
+				seen[p] = true
+				children[j] = append(children[j], i)
+				left[i]++
+			}
+		}
+	}
+	if !ok {
+		return false
+	}
+	var free []int
+	for i, n := range left {
+		if n == 0 {
+			free = append(free, i)
+		}
+	}
+	for len(free) > 0 {
+		i := free[0]
+		free = free[1:]
+		for _, c := range children[i] {
+			if left[c]--; left[c] == 0 {
+				free = append(free, c)
+			}
+		}
+	}
+	var cycle []string
+	for i, n := range left {
+		if n > 0 {
+			cycle = append(cycle, w.Steps[i].Field)
+		}
+	}
+	if len(cycle) > 0 {
+		b.errs.add(w.Pos, "a step cannot wait for itself: remove one of the after tags that close the loop",
+			"workflow %s has a cycle among steps %s", w.TypeName, strings.Join(cycle, ", "))
+		return false
+	}
+	return true
+}
+
+// checkWorkflowNames reports workflows whose Go names or stored names
+// collide with each other's or with the tasks'.
+func (b *builder) checkWorkflowNames(p *Package) {
+	consts := map[string]token.Position{}
+	for _, t := range p.Tasks {
+		consts[t.ConstName()] = t.Pos
+	}
+	byName := map[string]*Workflow{}
+	for _, w := range p.Workflows {
+		if first, dup := byName[w.Name]; dup {
+			b.errs.add(w.Pos, "rename one of the types", "workflow name %q of %s is already used by %s at %s", w.Name, w.TypeName, first.TypeName, first.Pos)
+		}
+		byName[w.Name] = w
+		for _, s := range w.Steps {
+			if at, dup := consts[s.ConstName()]; dup {
+				b.errs.add(s.Pos, "rename the step or the other declaration", "step %s of workflow %s becomes %s, which %s declares too", s.Field, w.TypeName, s.ConstName(), at)
+			}
+			consts[s.ConstName()] = s.Pos
+		}
+	}
+}
