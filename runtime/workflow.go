@@ -148,6 +148,23 @@ func (c *Client) storeWorkflow(ctx context.Context, q driver.DBTX, w Workflow, g
 	return ids, nil
 }
 
+// WorkflowSummary is a stored workflow with its steps counted
+// (Client.Workflows).
+type WorkflowSummary = leasetype.WorkflowSummary
+
+// Workflows lists up to limit workflows, newest first, with their steps
+// counted by state.
+func (c *Client) Workflows(ctx context.Context, limit int) ([]WorkflowSummary, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("%w: Workflows limit must be positive, got %d", ErrInvalidConfig, limit)
+	}
+	list, err := c.engine.tables.WorkflowList(ctx, limit)
+	if err != nil {
+		return nil, c.engine.failed(err, "list workflows")
+	}
+	return list, nil
+}
+
 // Workflow returns workflow id with its steps, or ErrWorkflowNotFound.
 func (c *Client) Workflow(ctx context.Context, id WorkflowID) (WorkflowInfo, error) {
 	w, err := c.engine.tables.WorkflowGet(ctx, id)

@@ -40,6 +40,7 @@ type options struct {
 	sqlite      bool
 	runs        int
 	burn        int
+	workflows   int
 	procs       int
 	slots       int
 	rate        int
@@ -58,7 +59,7 @@ type options struct {
 }
 
 // groups are the figure groups, in the order they run and print.
-var groups = []string{"enqueue", "burn", "keys", "fairness", "hosts", "ceiling", "latency", "held", "recovery", "footprint", "river"}
+var groups = []string{"enqueue", "burn", "keys", "fairness", "workflows", "hosts", "ceiling", "latency", "held", "recovery", "footprint", "river"}
 
 func main() {
 	o, err := parseFlags(os.Args[1:])
@@ -86,6 +87,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.sqlite, "sqlite", false, "benchmark SQLite, in a temporary folder")
 	fs.IntVar(&o.runs, "runs", 3, "runs per figure; the median is shown")
 	fs.IntVar(&o.burn, "burn", 50000, "no-op tasks in each burn-down")
+	fs.IntVar(&o.workflows, "workflows", 1000, "workflows of 5 steps in the workflows group's run")
 	fs.IntVar(&o.procs, "procs", 3, "worker processes in the multi-process burn-down")
 	fs.IntVar(&o.slots, "slots", 1000, "MaxConcurrency of each burn-down worker")
 	fs.IntVar(&o.rate, "rate", 200, "enqueues per second in the latency runs")

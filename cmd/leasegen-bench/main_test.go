@@ -21,7 +21,7 @@ func TestBenchmarkPrintsEveryFigure(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	small := []string{"-runs", "1", "-burn", "2000", "-procs", "2", "-slots", "100", "-latency", "1s", "-warmup", "200ms", "-idle", "1s", "-held", "5s"}
+	small := []string{"-runs", "1", "-burn", "2000", "-procs", "2", "-slots", "100", "-latency", "1s", "-warmup", "200ms", "-idle", "1s", "-held", "5s", "-workflows", "20"}
 	engines := map[string][]string{
 		"sqlite": {"-sqlite"},
 		"mysql":  {"-mysql", "", "-db-prefix", "leasegen_test_bench_"},
@@ -32,7 +32,9 @@ func TestBenchmarkPrintsEveryFigure(t *testing.T) {
 			want := []string{"enqueue, one at a time", "enqueue, batches of 1,000", "burn-down, 1 worker process",
 				"burn-down, 2 worker processes", ceilingName, flipsCeilingName, protocolName, naiveName, latencyName(true, "p99"), latencyName(false, "p99"),
 				"first task after 1s idle, other process", "recovery after kill -9", recoveryBoundName,
-				"worker RSS", "targets:", "burn-down >= 10x the naive baseline"}
+				"worker RSS", "targets:", "burn-down >= 10x the naive baseline",
+				"20 workflows of 5 steps (diamond and tail), 1 worker, default Config: time a step takes over a plain task's",
+				"workflows of 5 steps run one at a time: a step's start after its last parent returned, p99"}
 			if name == "mysql" {
 				args[1] = dbtest.ServerDSN(t)
 				want = append(want, statementsName, idleStatementsName, heartbeatName,

@@ -49,6 +49,9 @@ func steps(o options) []step {
 			return fairness(ctx, s, weight, t)
 		}})
 	}
+	all = append(all, step{"workflows", "workflows of 5 steps beside plain tasks", func(ctx context.Context, s *scratch, t *table) error {
+		return workflowsBench(ctx, o, s, t)
+	}})
 	if o.kind() != kindSQLite { // an embedded file has no network to cross
 		for _, n := range hostCounts {
 			all = append(all, step{"hosts", fmt.Sprintf("burn-down by %d worker hosts", n), func(ctx context.Context, s *scratch, t *table) error {

@@ -28,6 +28,7 @@ var commands = map[string]func(ctx context.Context, e *env, args []string) error
 	"pause":     pause,
 	"resume":    resume,
 	"schedules": schedules,
+	"workflows": workflows,
 	"ui":        serveUI,
 }
 

@@ -482,3 +482,52 @@ func TestBulkRetryAndCancel(t *testing.T) {
 	code, _, stderr = tg.ctl(t, "retry", "-all", "5")
 	expect(t, "retry -all with an id", code, 2, stderr, "retry takes 0 argument(s), got 1")
 }
+
+// workflows lists the workflows with their steps counted, shows one's
+// steps with their parents, and cancels what has not ended.
+func TestWorkflowsCommand(t *testing.T) {
+	t.Parallel()
+	for kind, newTarget := range targets(t) {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			tg := newTarget(t)
+			ctx := context.Background()
+			code, out, _ := tg.ctl(t, "migrate", "up")
+			expect(t, "migrate up", code, 0, out, "schema at version")
+			client, err := runtime.NewClient(tg.engine(), runtime.ClientConfig{})
+			dbtest.Must(t, "client", err)
+			run, err := client.EnqueueWorkflow(ctx, runtime.Workflow{Name: "order", Steps: []runtime.Step{
+				{Name: "charge", Request: runtime.Request{Type: "charge"}},
+				{Name: "ship", Request: runtime.Request{Type: "ship"}, After: []string{"charge"}},
+				{Name: "notify", Request: runtime.Request{Type: "notify"}, After: []string{"charge"}, RunOnParentFailure: true},
+			}})
+			dbtest.Must(t, "enqueue", err)
+			id := strconv.FormatInt(int64(run.ID), 10)
+			code, out, _ = tg.ctl(t, "workflows")
+			expect(t, "workflows", code, 0, out, "ID", "order", "running")
+			code, out, _ = tg.ctl(t, "workflows", "show", id)
+			expect(t, "workflows show", code, 0, out, "workflow "+id+" order", "charge", "QUEUED", "ship", "WAITING (waiting for its parents)", "cancelled", "runs")
+			code, out, _ = tg.ctl(t, "workflows", "show", "-json", id)
+			var shown struct {
+				Steps []struct {
+					Name  string   `json:"name"`
+					After []string `json:"after"`
+				} `json:"steps"`
+			}
+			if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil || len(shown.Steps) != 3 || shown.Steps[2].Name != "ship" || len(shown.Steps[2].After) != 1 {
+				t.Errorf("workflows show -json: exit %d, %v, %+v", code, err, shown)
+			}
+			code, out, _ = tg.ctl(t, "workflows", "cancel", id)
+			expect(t, "workflows cancel", code, 0, out, "cancelled 2 steps") // charge, and notify, which its cancel queued
+			code, out, _ = tg.ctl(t, "workflows", "-json")
+			var listed []map[string]any
+			if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed) != 1 || listed[0]["state"] != "failed" {
+				t.Errorf("workflows -json after the cancel: exit %d, %v, %+v", code, err, listed)
+			}
+			code, _, stderr := tg.ctl(t, "workflows", "show", "999999")
+			expect(t, "unknown workflow", code, 1, stderr, "workflow not found")
+			code, _, stderr = tg.ctl(t, "workflows", "frob", "1")
+			expect(t, "unknown subcommand", code, 2, stderr, "show|cancel ID")
+		})
+	}
+}

@@ -30,7 +30,8 @@ Commands:
                             page: -before ID -before-finished TIME, the last row's)
   show [-json] ID           one task with its last error
   cancel ID                 cancel a queued task, or ask a running one to stop
-  retry ID                  queue a failed or cancelled task again, with all its attempts
+  retry ID                  queue a failed or cancelled task again, with all its attempts (a
+                            workflow step: with the steps its failure cancelled)
   discard ID                delete a task no worker holds (queued or finished)
   retry|cancel|discard -all [filter flags] [-max N] (-dry-run | -yes)
                             the same for every task the flags match (list's, and -error TEXT for
@@ -49,6 +50,11 @@ Commands:
   schedules [-json]         periodic schedules: spec, next run, last tick, counts, which workers fire them
   schedules pause|resume|trigger|delete NAME
                             pause or resume a schedule, enqueue its task now, or delete its row
+  workflows [-json] [-limit N]
+                            the latest workflows: steps, how many succeeded, failed or were
+                            cancelled, state
+  workflows show|cancel ID  a workflow's steps (task, status, parents), or cancel the steps that
+                            have not ended
   ui [-addr 127.0.0.1:8080] [-read-only] [-basic-auth-file FILE]
                             serve the web UI until interrupted; an address that is not loopback
                             needs FILE (lines of user:password)

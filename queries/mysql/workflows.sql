@@ -150,3 +150,16 @@ WHERE id IN (sqlc.slice(ids)) AND status = 'CANCELLED' AND flow_key IS NULL;
 
 -- name: StepsUnsettle :exec
 UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id IN (sqlc.slice(ids));
+
+-- name: WorkflowList :many
+-- The latest workflows, newest first, with their steps counted by state.
+SELECT w.id, w.name, w.created_at,
+  CAST(COUNT(s.task_id) AS SIGNED) AS steps,
+  CAST(COALESCE(SUM(CASE WHEN t.status = 'SUCCESS' THEN 1 ELSE 0 END), 0) AS SIGNED) AS succeeded,
+  CAST(COALESCE(SUM(CASE WHEN t.status IN ('FAILED', 'CANCELLED') THEN 1 ELSE 0 END), 0) AS SIGNED) AS failed
+FROM leasegen_workflows w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id DESC
+LIMIT ?;

@@ -131,3 +131,15 @@ WHERE id = ANY(@ids::bigint[]) AND status = 'CANCELLED' AND flow_key IS NULL;
 
 -- name: StepsUnsettle :exec
 UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id = ANY(@ids::bigint[]);
+
+-- name: WorkflowList :many
+SELECT w.id, w.name, w.created_at,
+  COUNT(s.task_id)::bigint AS steps,
+  COUNT(*) FILTER (WHERE t.status = 'SUCCESS')::bigint AS succeeded,
+  COUNT(*) FILTER (WHERE t.status IN ('FAILED', 'CANCELLED'))::bigint AS failed
+FROM leasegen_workflows w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id DESC
+LIMIT $1;

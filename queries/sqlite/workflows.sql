@@ -131,3 +131,15 @@ WHERE status = 'CANCELLED' AND flow_key IS NULL AND id IN (sqlc.slice(ids));
 
 -- name: StepsUnsettle :exec
 UPDATE leasegen_workflow_steps SET waiting = 1 WHERE task_id IN (sqlc.slice(ids));
+
+-- name: WorkflowList :many
+SELECT w.id, w.name, w.created_at,
+  CAST(COUNT(s.task_id) AS INTEGER) AS steps,
+  CAST(COALESCE(SUM(t.status = 'SUCCESS'), 0) AS INTEGER) AS succeeded,
+  CAST(COALESCE(SUM(t.status IN ('FAILED', 'CANCELLED')), 0) AS INTEGER) AS failed
+FROM leasegen_workflows w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id DESC
+LIMIT ?;

@@ -279,6 +279,9 @@ type Tables interface {
 	// WorkflowDeleteEmpty deletes up to limit workflows without a stored
 	// step and returns how many.
 	WorkflowDeleteEmpty(ctx context.Context, limit int) (int, error)
+	// WorkflowList returns up to limit workflows, newest first, with their
+	// steps counted.
+	WorkflowList(ctx context.Context, limit int) ([]leasetype.WorkflowSummary, error)
 	// WorkflowGet returns workflow id with its steps, or an error
 	// wrapping leasetype.ErrWorkflowNotFound.
 	WorkflowGet(ctx context.Context, id leasetype.WorkflowID) (leasetype.WorkflowInfo, error)

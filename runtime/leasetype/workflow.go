@@ -16,6 +16,29 @@ type WorkflowInfo struct {
 	Steps     []StepInfo // by name
 }
 
+// WorkflowSummary is a stored workflow with its steps counted, as
+// Client.Workflows lists it.
+type WorkflowSummary struct {
+	ID        WorkflowID
+	Name      string
+	CreatedAt time.Time
+	// Steps counts the stored steps; Succeeded those that succeeded and
+	// Failed those that ended FAILED or CANCELLED.
+	Steps, Succeeded, Failed int
+}
+
+// State is "failed" when a step failed or was cancelled, "succeeded" when
+// every step did, else "running".
+func (w WorkflowSummary) State() string {
+	switch {
+	case w.Failed > 0:
+		return "failed"
+	case w.Succeeded == w.Steps:
+		return "succeeded"
+	}
+	return "running"
+}
+
 // StepInfo is one step of a workflow.
 type StepInfo struct {
 	Name   string

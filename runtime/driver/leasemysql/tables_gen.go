@@ -766,3 +766,11 @@ func (t tables) StepsUnsettle(ctx context.Context, ids []leasetype.TaskID) error
 		return t.s.q.StepsUnsettle(ctx, t.q, db.StepsUnsettleParams{Ids: sqlbuild.IDs(ids)})
 	})
 }
+
+func (t tables) WorkflowList(ctx context.Context, limit int) ([]leasetype.WorkflowSummary, error) {
+	rows, err := t.s.q.WorkflowList(ctx, t.q, db.WorkflowListParams{Limit: int32(limit)})
+	return sqlbuild.Map(rows, func(r db.WorkflowListRow) leasetype.WorkflowSummary {
+		return leasetype.WorkflowSummary{ID: leasetype.WorkflowID(r.ID), Name: r.Name, CreatedAt: r.CreatedAt,
+			Steps: int(r.Steps), Succeeded: int(r.Succeeded), Failed: int(r.Failed)}
+	}), err
+}

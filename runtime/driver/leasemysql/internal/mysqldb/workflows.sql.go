@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"time"
 )
 
 const stepDeleteTasks = `-- name: StepDeleteTasks :execrows
@@ -670,6 +671,63 @@ func (q *Queries) WorkflowInsert(ctx context.Context, db DBTX, arg WorkflowInser
 		return 0, err
 	}
 	return result.LastInsertId()
+}
+
+const workflowList = `-- name: WorkflowList :many
+SELECT w.id, w.name, w.created_at,
+  CAST(COUNT(s.task_id) AS SIGNED) AS steps,
+  CAST(COALESCE(SUM(CASE WHEN t.status = 'SUCCESS' THEN 1 ELSE 0 END), 0) AS SIGNED) AS succeeded,
+  CAST(COALESCE(SUM(CASE WHEN t.status IN ('FAILED', 'CANCELLED') THEN 1 ELSE 0 END), 0) AS SIGNED) AS failed
+FROM leasegen_workflows w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id DESC
+LIMIT ?
+`
+
+type WorkflowListParams struct {
+	Limit int32
+}
+
+type WorkflowListRow struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+	Steps     int64
+	Succeeded int64
+	Failed    int64
+}
+
+// The latest workflows, newest first, with their steps counted by state.
+func (q *Queries) WorkflowList(ctx context.Context, db DBTX, arg WorkflowListParams) ([]WorkflowListRow, error) {
+	rows, err := db.QueryContext(ctx, workflowList, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkflowListRow
+	for rows.Next() {
+		var i WorkflowListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.CreatedAt,
+			&i.Steps,
+			&i.Succeeded,
+			&i.Failed,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const workflowStepInsert = `-- name: WorkflowStepInsert :exec

@@ -8,6 +8,7 @@ package pgdb
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/lib/pq"
 )
@@ -531,6 +532,62 @@ func (q *Queries) WorkflowInsert(ctx context.Context, db DBTX, arg WorkflowInser
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const workflowList = `-- name: WorkflowList :many
+SELECT w.id, w.name, w.created_at,
+  COUNT(s.task_id)::bigint AS steps,
+  COUNT(*) FILTER (WHERE t.status = 'SUCCESS')::bigint AS succeeded,
+  COUNT(*) FILTER (WHERE t.status IN ('FAILED', 'CANCELLED'))::bigint AS failed
+FROM leasegen_workflows w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id DESC
+LIMIT $1
+`
+
+type WorkflowListParams struct {
+	Limit int32
+}
+
+type WorkflowListRow struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+	Steps     int64
+	Succeeded int64
+	Failed    int64
+}
+
+func (q *Queries) WorkflowList(ctx context.Context, db DBTX, arg WorkflowListParams) ([]WorkflowListRow, error) {
+	rows, err := db.QueryContext(ctx, workflowList, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkflowListRow
+	for rows.Next() {
+		var i WorkflowListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.CreatedAt,
+			&i.Steps,
+			&i.Succeeded,
+			&i.Failed,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const workflowStepInsert = `-- name: WorkflowStepInsert :exec

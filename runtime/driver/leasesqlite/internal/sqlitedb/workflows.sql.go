@@ -654,6 +654,62 @@ func (q *Queries) WorkflowInsert(ctx context.Context, db DBTX, arg WorkflowInser
 	return id, err
 }
 
+const workflowList = `-- name: WorkflowList :many
+SELECT w.id, w.name, w.created_at,
+  CAST(COUNT(s.task_id) AS INTEGER) AS steps,
+  CAST(COALESCE(SUM(t.status = 'SUCCESS'), 0) AS INTEGER) AS succeeded,
+  CAST(COALESCE(SUM(t.status IN ('FAILED', 'CANCELLED')), 0) AS INTEGER) AS failed
+FROM leasegen_workflows w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id DESC
+LIMIT ?
+`
+
+type WorkflowListParams struct {
+	Limit int64
+}
+
+type WorkflowListRow struct {
+	ID        int64
+	Name      string
+	CreatedAt int64
+	Steps     int64
+	Succeeded int64
+	Failed    int64
+}
+
+func (q *Queries) WorkflowList(ctx context.Context, db DBTX, arg WorkflowListParams) ([]WorkflowListRow, error) {
+	rows, err := db.QueryContext(ctx, workflowList, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkflowListRow
+	for rows.Next() {
+		var i WorkflowListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.CreatedAt,
+			&i.Steps,
+			&i.Succeeded,
+			&i.Failed,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workflowStepInsert = `-- name: WorkflowStepInsert :exec
 INSERT INTO leasegen_workflow_steps (task_id, workflow_id, step, waiting) VALUES (?, ?, ?, ?)
 `
