@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -139,7 +140,7 @@ func NewOn(t testing.TB, serverDSN string) *Database {
 			_, err = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name)
 		}
 		if err != nil {
-			t.Errorf("drop test database %s (a transaction left open?): %v", name, err)
+			t.Errorf("drop test database %s (a transaction left open?): %v; its sessions:%s", name, err, sessionsOf(admin, name))
 		}
 	})
 	return &Database{Name: name, DSN: dsn, DB: db}
@@ -193,4 +194,30 @@ func (d *Database) Int(t testing.TB, query string, args ...any) int {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// sessionsOf lists the server's sessions on database name, with their
+// state and statement, for an error that a session held it.
+func sessionsOf(admin *sql.DB, name string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := admin.QueryContext(ctx, `SELECT id, user, host, command, time, COALESCE(state, ''), COALESCE(LEFT(info, 200), '')
+		FROM information_schema.processlist WHERE db = ?`, name)
+	if err != nil {
+		return " (" + err.Error() + ")"
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, secs int64
+		var user, host, command, state, info string
+		if err := rows.Scan(&id, &user, &host, &command, &secs, &state, &info); err != nil {
+			return b.String() + " (" + err.Error() + ")"
+		}
+		fmt.Fprintf(&b, "\n  session %d %s@%s %s %ds %q: %s", id, user, host, command, secs, state, info)
+	}
+	if b.Len() == 0 {
+		return " none"
+	}
+	return b.String()
 }
