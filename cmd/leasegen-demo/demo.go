@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/testdata/example/billing"
+	"github.com/leasegen/leasegen/testdata/example/money"
 )
 
 // runDemo enqueues, runs the worker processes with one crash, shows
@@ -42,12 +43,13 @@ func runDemo(c config) error {
 		return err
 	}
 	run := fmt.Sprintf("run%d-", time.Now().UnixNano())
-	ids, imports, err := enqueue(ctx, billing.NewClient(client), run, c.tasks)
+	ids, imports, workflows, err := enqueue(ctx, billing.NewClient(client), run, c.tasks)
 	if err != nil {
 		return err
 	}
 	first, last := slices.Min(ids), slices.Max(ids)
-	fmt.Printf("enqueued %d tasks (%d imports, the rest notifications and exports) in one batch per type\n", len(ids), imports)
+	fmt.Printf("enqueued %d tasks (%d imports, notifications and exports in one batch per type, and %d Settle workflows of two steps)\n",
+		len(ids), imports, workflows)
 
 	var web *webUI
 	if c.ui != "" {
@@ -89,7 +91,7 @@ func runDemo(c config) error {
 	watch.done()
 	procs.stopAll()
 	err = summarize(ctx, engine, client, c, summaryInput{
-		run: run, first: first, last: last, tasks: len(ids), imports: imports, crash: crash, elapsed: elapsed,
+		run: run, first: first, last: last, tasks: len(ids), imports: imports, workflows: workflows, crash: crash, elapsed: elapsed,
 	})
 	if web != nil {
 		web.holdUntilInterrupted()
@@ -97,14 +99,26 @@ func runDemo(c config) error {
 	return err
 }
 
-// enqueue stores the demo's tasks: about half imports (idempotent: each
-// commits one row), the rest notifications and a few exports that work for
-// a while, at three priorities.
-func enqueue(ctx context.Context, client *billing.Client, run string, n int) (ids []runtime.TaskID, imports int, err error) {
+// enqueue stores the demo's n tasks: one Settle workflow (a charge, then
+// its receipt) per 50, and of the rest about half imports (idempotent:
+// each commits one row), notifications and a few exports that work for a
+// while, at three priorities.
+func enqueue(ctx context.Context, client *billing.Client, run string, n int) (ids []runtime.TaskID, imports, workflows int, err error) {
+	workflows = n / 50
+	for i := range workflows {
+		w, err := client.EnqueueSettle(ctx, billing.Settle{
+			Charge:  billing.ChargeInvoice{InvoiceID: fmt.Sprintf("%s%d", run, i), Amount: money.Amount{Cents: int64(100 + i), Currency: "EUR"}},
+			Receipt: billing.SendReceipt{Email: fmt.Sprintf("customer-%d@example.com", i)},
+		})
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		ids = append(ids, w.Charge, w.Receipt)
+	}
 	var im []billing.ImportPayload
 	var no []billing.NotifyPayload
 	var ex []billing.ExportPayload
-	for i := range n {
+	for i := range n - 2*workflows {
 		switch {
 		case i%50 == 0: // exports run at most two at a time (concurrency=2)
 			ex = append(ex, billing.ExportPayload{ExportID: fmt.Sprintf("%s%d", run, i), Tenant: billing.Tenant(fmt.Sprintf("tenant-%d", i%7))})
@@ -122,9 +136,9 @@ func enqueue(ctx context.Context, client *billing.Client, run string, n int) (id
 	} {
 		got, err := batch()
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		ids = append(ids, got...)
 	}
-	return ids, len(im), nil
+	return ids, len(im), workflows, nil
 }

@@ -32,7 +32,7 @@ func runDemoBinary(t *testing.T, args ...string) {
 	if err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out)
 	}
-	for _, want := range []string{"600 of 600 tasks succeeded", "kill -9 worker-2", "0 duplicated", "periodic:   reconcile (every 2s) enqueued", "every tick ran once"} {
+	for _, want := range []string{"600 of 600 tasks succeeded", "kill -9 worker-2", "0 duplicated", "12 of 12 Settle workflows succeeded", "periodic:   reconcile (every 2s) enqueued", "every tick ran once"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -14,6 +14,7 @@ type summaryInput struct {
 	first, last runtime.TaskID
 	tasks       int
 	imports     int
+	workflows   int // Settle workflows among the tasks
 	crash       *crashReport
 	elapsed     time.Duration
 }
@@ -78,6 +79,22 @@ func summarize(ctx context.Context, engine *runtime.Engine, client *runtime.Clie
 	fmt.Printf("effects:    %d import rows for %d import tasks, %d duplicated\n", rows, in.imports, dups)
 	if rows != in.imports || dups != 0 {
 		problems = append(problems, "import effects are not exactly one per task")
+	}
+	if in.workflows > 0 {
+		list, err := client.Workflows(ctx, in.workflows)
+		if err != nil {
+			return err
+		}
+		done := 0
+		for _, w := range list {
+			if w.State() == "succeeded" {
+				done++
+			}
+		}
+		fmt.Printf("workflows:  %d of %d Settle workflows succeeded, each receipt sent after its charge, with the charge's id\n", done, in.workflows)
+		if done != in.workflows {
+			problems = append(problems, fmt.Sprintf("%d workflows did not succeed", in.workflows-done))
+		}
 	}
 	line, problem, err := periodicReport(ctx, client)
 	if err != nil {
