@@ -44,6 +44,9 @@ type executor struct {
 	stepsProbedAt atomic.Int64
 	// failed wraps an error of the database for a handler (Engine.failed).
 	failed func(err error, what string, args ...any) error
+	// spawner checks and stores the steps a handler spawns (Task.Spawn),
+	// under a client's default rules.
+	spawner *Client
 	// keep is how many attempts of a task the history keeps.
 	keep int
 	// runCtx bounds the writes of an execution's outcome.
@@ -72,7 +75,8 @@ func (w *Worker) newExecutor() *executor {
 		logger: w.cfg.Logger, clock: w.cfg.Clock, observer: w.engine.observer, stats: &w.stats,
 		fences: w.fences, prefetch: w.prefetch, completions: w.completions, keyReleases: newHandoff[driver.FlowKey](), keep: w.cfg.AttemptHistory,
 		settles: newHandoff[TaskID](), stepsWaiting: &w.engine.stepsWaiting, failed: w.engine.failed,
-		runCtx: w.runCtx, slots: w, writes: make(writeSlots, maxSeparateWrites), retry: w.engine.writeRetry(),
+		spawner: &Client{engine: w.engine, cfg: ClientConfig{MaxPayloadBytes: 1 << 20, DefaultMaxAttempts: defaultMaxAttempts}},
+		runCtx:  w.runCtx, slots: w, writes: make(writeSlots, maxSeparateWrites), retry: w.engine.writeRetry(),
 	}
 }
 

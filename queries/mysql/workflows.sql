@@ -163,3 +163,13 @@ LEFT JOIN leasegen_tasks t ON t.id = s.task_id
 GROUP BY w.id, w.name, w.created_at
 ORDER BY w.id DESC
 LIMIT ?;
+
+-- name: StepOf :one
+-- The workflow and name of task id's step.
+SELECT workflow_id, step FROM leasegen_workflow_steps WHERE task_id = ?;
+
+-- name: TaskDepsCopy :exec
+-- A spawned step runs before the steps its spawner runs before: it gets
+-- the spawner's edges to them.
+INSERT INTO leasegen_task_deps (parent_id, child_id, run_on_failure)
+SELECT sqlc.arg(to_id), d.child_id, d.run_on_failure FROM leasegen_task_deps d WHERE d.parent_id = sqlc.arg(from_id);

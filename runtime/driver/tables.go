@@ -270,6 +270,11 @@ type Tables interface {
 	StepTasksRevive(ctx context.Context, ids []leasetype.TaskID) (int, error)
 	// StepsUnsettle marks steps ids waiting again.
 	StepsUnsettle(ctx context.Context, ids []leasetype.TaskID) error
+	// StepOf returns task id's step (its workflow and name), false when
+	// the task is no workflow's step.
+	StepOf(ctx context.Context, id leasetype.TaskID) (WorkflowStep, bool, error)
+	// TaskDepsCopy gives task to the edges task from has to its children.
+	TaskDepsCopy(ctx context.Context, from, to leasetype.TaskID) error
 	// StepOrphans returns up to limit steps whose tasks no longer exist.
 	StepOrphans(ctx context.Context, limit int) ([]leasetype.TaskID, error)
 	// StepDeleteTasks deletes the steps of tasks ids and returns how many.

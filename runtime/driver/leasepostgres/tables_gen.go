@@ -759,3 +759,20 @@ func (t tables) WorkflowList(ctx context.Context, limit int) ([]leasetype.Workfl
 			Steps: int(r.Steps), Succeeded: int(r.Succeeded), Failed: int(r.Failed)}
 	}), err
 }
+
+func (t tables) StepOf(ctx context.Context, id leasetype.TaskID) (driver.WorkflowStep, bool, error) {
+	r, err := t.s.q.StepOf(ctx, t.q, db.StepOfParams{TaskID: int64(id)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return driver.WorkflowStep{}, false, nil
+	}
+	if err != nil {
+		return driver.WorkflowStep{}, false, err
+	}
+	return driver.WorkflowStep{Workflow: leasetype.WorkflowID(r.WorkflowID), Task: id, Name: r.Step}, true, nil
+}
+
+func (t tables) TaskDepsCopy(ctx context.Context, from, to leasetype.TaskID) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.TaskDepsCopy(ctx, t.q, db.TaskDepsCopyParams{FromID: int64(from), ToID: int64(to)})
+	})
+}

@@ -2,6 +2,7 @@ package bookkeeping
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -77,6 +78,45 @@ func InsertWorkflow(ctx context.Context, t driver.Tables, b WorkflowBatch) (leas
 		return nil
 	})
 	return wid, ids, err
+}
+
+// ErrNotAStep reports a spawn from a task that is no workflow's step.
+var ErrNotAStep = errors.New("not a workflow step")
+
+// SpawnSteps stores tasks as steps of parent's workflow, in t's
+// transaction (the one that completes parent): the i-th named after
+// parent's step and i ("split/3"), each after parent and before the steps
+// parent is before, which then wait for every spawned step too. It
+// returns their ids in order.
+func SpawnSteps(ctx context.Context, t driver.Tables, parent leasetype.TaskID, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+	step, ok, err := t.StepOf(ctx, parent)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read the step of task %d: %w", parent, err)
+	case !ok:
+		return nil, fmt.Errorf("task %d: %w", parent, ErrNotAStep)
+	}
+	ids, err := t.TaskInsert(ctx, tasks)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		name := fmt.Sprintf("%s/%d", step.Name, i)
+		if err := t.WorkflowStepInsert(ctx, driver.WorkflowStep{Workflow: step.Workflow, Task: id, Name: name}); err != nil {
+			return nil, fmt.Errorf("store spawned step %s: %w", name, err)
+		}
+		if err := t.TaskDepsCopy(ctx, parent, id); err != nil {
+			return nil, fmt.Errorf("give spawned step %s its parent's dependants: %w", name, err)
+		}
+	}
+	// The edges from parent to the spawned steps come last: the copies
+	// above take parent's edges as they stand.
+	for _, id := range ids {
+		if err := t.TaskDepInsert(ctx, driver.TaskDep{Parent: parent, Child: id}); err != nil {
+			return nil, fmt.Errorf("store the parent of spawned task %d: %w", id, err)
+		}
+	}
+	return ids, nil
 }
 
 // Settled is what a settle decided: the steps it queued, with their task

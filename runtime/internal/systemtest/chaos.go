@@ -84,7 +84,9 @@ func chaosWorkerMain(h *drivertest.Harness) int {
 			ClaimedNS: task.StartedAt.UnixNano()}
 		write(line)
 		end := func() { line.End, line.ClaimedNS = true, 0; write(line) }
-		var p struct{ SleepMS int }
+		// Spawn > 0 makes the task a workflow step that spawns that many
+		// chaos steps (Task.Spawn) instead of committing an effect.
+		var p struct{ SleepMS, Spawn int }
 		if err := json.Unmarshal(task.Payload, &p); err != nil {
 			end()
 			return runtime.Permanent(err)
@@ -94,6 +96,15 @@ func chaosWorkerMain(h *drivertest.Harness) int {
 		case <-ctx.Done():
 			end()
 			return ctx.Err()
+		}
+		if p.Spawn > 0 {
+			reqs := make([]runtime.Request, p.Spawn)
+			for i := range reqs {
+				reqs[i] = runtime.Request{Type: "chaos", Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, p.SleepMS), Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(50)}}
+			}
+			err := task.Spawn(ctx, reqs)
+			end()
+			return err
 		}
 		err := RunEffect(ctx, h, task, owner, end)
 		if !line.End { // failed before the commit

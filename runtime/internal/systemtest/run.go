@@ -138,6 +138,7 @@ var bundleCases = []struct {
 	{"WorkflowParentsEndTogether", testWorkflowParentsEndTogether},
 	{"WorkflowStalledAndCancelled", testWorkflowStalledAndCancelled},
 	{"WorkflowRetention", testWorkflowRetention},
+	{"WorkflowFanOut", testWorkflowFanOut},
 	{"Kill9Workflows", testKill9Workflows},
 }
 

@@ -349,7 +349,7 @@ func testWorkflowRetention(t *testing.T, b *Bundle) {
 }
 
 // killWorkflows is how many workflows testKill9Workflows runs:
-// LEASEGEN_KILL_WORKFLOWS, or 240 (about 15 s an engine here).
+// LEASEGEN_KILL_WORKFLOWS, or 240 (20 - 50 s an engine here).
 func killWorkflows(t *testing.T) int {
 	s := os.Getenv("LEASEGEN_KILL_WORKFLOWS")
 	if s == "" {
@@ -362,38 +362,56 @@ func killWorkflows(t *testing.T) int {
 	return n
 }
 
-// Workflows of five steps with a diamond (a; b and c after a; d after
-// both; e after d), every step a chaos task, run by worker processes
-// killed with SIGKILL at random: every task succeeds with its effect
-// committed once (killWorkers' ledger checks), and every step's first
-// execution starts after the last execution of each of its parents
-// started, so no step ran before its parents ended.
+// Workflows of five steps with a diamond and a fan-out (a; b and c after
+// a; d after both; e after d; c spawns three steps, which d waits for
+// too), every step a chaos task, run by worker processes killed with
+// SIGKILL at random: every task succeeds, each effect committed once
+// (killWorkers' ledger checks; c commits its spawn instead of an effect),
+// and every step's first execution starts after the last execution of
+// each of its parents started, so no step ran before its parents ended
+// and each join was released once, after all of them.
 func testKill9Workflows(t *testing.T, b *Bundle) {
 	if testing.Short() {
 		t.Skip("kill -9 run skipped in -short mode")
 	}
 	b.DB.MustExec(t, EffectsTable)
+	const spawned = 3 // by step c
 	shape := []struct {
 		name  string
 		after []string
-	}{{"a", nil}, {"b", []string{"a"}}, {"c", []string{"a"}}, {"d", []string{"b", "c"}}, {"e", []string{"d"}}}
-	parentsOf := map[runtime.TaskID][]runtime.TaskID{}
+		spawn int
+	}{{"a", nil, 0}, {"b", []string{"a"}, 0}, {"c", []string{"a"}, spawned}, {"d", []string{"b", "c"}, 0}, {"e", []string{"d"}, 0}}
 	workflows := killWorkflows(t)
+	var runs []runtime.WorkflowID
 	for range workflows {
 		w := runtime.Workflow{Name: "chaos-diamond"}
 		for _, s := range shape {
 			w.Steps = append(w.Steps, runtime.Step{Name: s.name, After: s.after, Request: runtime.Request{Type: "chaos",
-				Payload: fmt.Appendf(nil, `{"SleepMS":%d}`, 5+rand.IntN(25)), Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(50)}}})
+				Payload: fmt.Appendf(nil, `{"SleepMS":%d,"Spawn":%d}`, 5+rand.IntN(25), s.spawn), Options: []runtime.EnqueueOption{runtime.WithMaxAttempts(50)}}})
 		}
 		run, err := b.Client.EnqueueWorkflow(bg, w)
 		dbtest.Must(t, "enqueue a workflow", err)
-		for _, s := range shape {
-			for _, p := range s.after {
-				parentsOf[run.Tasks[s.name]] = append(parentsOf[run.Tasks[s.name]], run.Tasks[p])
+		runs = append(runs, run.ID)
+	}
+	// Every task commits an effect but the spawning c.
+	run := killWorkers(t, b, workflows*(len(shape)-1+spawned))
+	parentsOf := map[runtime.TaskID][]runtime.TaskID{}
+	for _, id := range runs {
+		w, err := b.Client.Workflow(bg, id)
+		dbtest.Must(t, "read a workflow", err)
+		if len(w.Steps) != len(shape)+spawned {
+			t.Fatalf("workflow %d has %d steps, want %d", id, len(w.Steps), len(shape)+spawned)
+		}
+		byName := map[string]runtime.TaskID{}
+		for _, s := range w.Steps {
+			byName[s.Name] = s.TaskID
+		}
+		for _, s := range w.Steps {
+			for _, p := range s.After {
+				parentsOf[s.TaskID] = append(parentsOf[s.TaskID], byName[p])
 			}
 		}
 	}
-	run := killWorkers(t, b, workflows*len(shape))
 	first, last := map[runtime.TaskID]time.Time{}, map[runtime.TaskID]time.Time{}
 	for _, r := range run.rows {
 		if f, ok := first[r.Task]; !ok || r.Start.Before(f) {
@@ -415,6 +433,79 @@ func testKill9Workflows(t *testing.T, b *Bundle) {
 			}
 		}
 	}
-	t.Logf("%d workflows of %d steps, %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects, %d steps started before a parent",
-		workflows, len(shape), run, len(run.rows), run.reran, run.lost, run.dups, early)
+	t.Logf("%d workflows of %d steps and %d spawned, %s: %d executions, %d tasks ran again, %d lost, %d duplicate effects, %d steps started before a parent",
+		workflows, len(shape), spawned, run, len(run.rows), run.reran, run.lost, run.dups, early)
+}
+
+// A step that spawns 1,000 steps (a fan-out) completes with them in one
+// transaction; the step after it (the join) runs once, after all of them,
+// and reads every result. A task outside a workflow cannot spawn.
+func testWorkflowFanOut(t *testing.T, b *Bundle) {
+	const parts = 1000
+	var mu sync.Mutex
+	joins := 0
+	var joined []runtime.ParentResult
+	b.StartWorker(t, settleConfig(), map[string]runtime.HandlerFunc{
+		"wf-split": func(ctx context.Context, task *runtime.Task) error {
+			reqs := make([]runtime.Request, parts)
+			for i := range reqs {
+				reqs[i] = runtime.Request{Type: "wf-part", Payload: fmt.Appendf(nil, `{"I":%d}`, i)}
+			}
+			task.SetResult("split")
+			return task.Spawn(ctx, reqs)
+		},
+		"wf-part": func(_ context.Context, task *runtime.Task) error {
+			var p struct{ I int }
+			if err := json.Unmarshal(task.Payload, &p); err != nil {
+				return err
+			}
+			task.SetResult(strconv.Itoa(2 * p.I))
+			return nil
+		},
+		"wf-join": func(ctx context.Context, task *runtime.Task) error {
+			parents, err := task.Parents(ctx)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			joins++
+			joined = parents
+			return nil
+		},
+		"wf-loner": func(ctx context.Context, task *runtime.Task) error {
+			return task.Spawn(ctx, []runtime.Request{{Type: "wf-part"}})
+		},
+	})
+	run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "fan", Steps: []runtime.Step{
+		{Name: "split", Request: runtime.Request{Type: "wf-split"}},
+		{Name: "join", Request: runtime.Request{Type: "wf-join"}, After: []string{"split"}},
+	}})
+	dbtest.Must(t, "enqueue the workflow", err)
+	b.WaitStatus(t, run.Tasks["join"], runtime.StatusSuccess)
+	mu.Lock()
+	if joins != 1 || len(joined) != parts+1 {
+		t.Errorf("the join ran %d times and read %d parents, want once and %d", joins, len(joined), parts+1)
+	}
+	results := map[string]string{}
+	for _, p := range joined {
+		if p.Status != runtime.StatusSuccess {
+			t.Errorf("the join read parent %s %s", p.Step, p.Status)
+		}
+		results[p.Step] = p.Result
+	}
+	mu.Unlock()
+	if results["split"] != "split" || results["split/0"] != "0" || results["split/999"] != "1998" || len(results) != parts+1 {
+		t.Errorf("the join read %d results, split %q, split/0 %q, split/999 %q", len(results), results["split"], results["split/0"], results["split/999"])
+	}
+	info, err := b.Client.Workflow(bg, run.ID)
+	dbtest.Must(t, "read the workflow", err)
+	if len(info.Steps) != parts+2 {
+		t.Errorf("the workflow has %d steps, want %d", len(info.Steps), parts+2)
+	}
+
+	loner := b.Enqueue(t, "wf-loner")
+	if info := b.WaitStatus(t, loner, runtime.StatusFailed); !strings.Contains(info.LastError, "not a workflow step") {
+		t.Errorf("a task outside a workflow that spawns: last error %q, want it to say it is not a workflow step", info.LastError)
+	}
 }

@@ -37,6 +37,26 @@ func (q *Queries) StepDeleteTasks(ctx context.Context, db DBTX, arg StepDeleteTa
 	return result.RowsAffected()
 }
 
+const stepOf = `-- name: StepOf :one
+SELECT workflow_id, step FROM leasegen_workflow_steps WHERE task_id = ?
+`
+
+type StepOfParams struct {
+	TaskID int64
+}
+
+type StepOfRow struct {
+	WorkflowID int64
+	Step       string
+}
+
+func (q *Queries) StepOf(ctx context.Context, db DBTX, arg StepOfParams) (StepOfRow, error) {
+	row := db.QueryRowContext(ctx, stepOf, arg.TaskID)
+	var i StepOfRow
+	err := row.Scan(&i.WorkflowID, &i.Step)
+	return i, err
+}
+
 const stepOrphans = `-- name: StepOrphans :many
 SELECT s.task_id FROM leasegen_workflow_steps s
 LEFT JOIN leasegen_tasks t ON t.id = s.task_id
@@ -558,6 +578,21 @@ type TaskDepInsertParams struct {
 
 func (q *Queries) TaskDepInsert(ctx context.Context, db DBTX, arg TaskDepInsertParams) error {
 	_, err := db.ExecContext(ctx, taskDepInsert, arg.ParentID, arg.ChildID, arg.RunOnFailure)
+	return err
+}
+
+const taskDepsCopy = `-- name: TaskDepsCopy :exec
+INSERT INTO leasegen_task_deps (parent_id, child_id, run_on_failure)
+SELECT ?1, d.child_id, d.run_on_failure FROM leasegen_task_deps d WHERE d.parent_id = ?2
+`
+
+type TaskDepsCopyParams struct {
+	ToID   int64
+	FromID int64
+}
+
+func (q *Queries) TaskDepsCopy(ctx context.Context, db DBTX, arg TaskDepsCopyParams) error {
+	_, err := db.ExecContext(ctx, taskDepsCopy, arg.ToID, arg.FromID)
 	return err
 }
 
