@@ -107,6 +107,14 @@ func chromium(t *testing.T) *cdp {
 func TestInBrowser(t *testing.T) {
 	f := newFixture(t, "sqlite", Options{Prefix: "/ops", Authorize: AnyoneMayWrite})
 	f.enqueueKeyed(t)
+	wf, err := f.client.EnqueueWorkflow(bg, runtime.Workflow{Name: "order", Steps: []runtime.Step{
+		{Name: "charge", Request: runtime.Request{Type: "charge", Options: []runtime.EnqueueOption{runtime.WithDelay(time.Hour)}}},
+		{Name: "reserve", Request: runtime.Request{Type: "reserve", Options: []runtime.EnqueueOption{runtime.WithDelay(time.Hour)}}},
+		{Name: "ship", Request: runtime.Request{Type: "ship"}, After: []string{"charge", "reserve"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	browser := chromium(t)
 	shots := os.Getenv(envScreenshots)
 	if shots == "" {
@@ -125,6 +133,8 @@ func TestInBrowser(t *testing.T) {
 		{"types", "/ops/types", `document.querySelectorAll('#types tr[data-type]').length`},
 		{"keys", "/ops/keys", `document.querySelectorAll('#keys tr[data-key]').length`},
 		{"schedules", "/ops/schedules", `document.querySelectorAll('#schedules tr').length`},
+		{"workflows", "/ops/workflows", `document.querySelectorAll('#workflows tr[data-workflow]').length`},
+		{"workflow", fmt.Sprintf("/ops/workflows/%d", wf.ID), `document.querySelectorAll('#workflow-graph g.step').length`},
 	}
 	for _, p := range pages {
 		if err := browser.navigate(f.srv.URL + p.path); err != nil {
@@ -148,6 +158,20 @@ func TestInBrowser(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(shots, p.name+".png"), png, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The workflow's graph: three steps drawn, two edges into ship, which
+	// stands right of its parents, styled by status.
+	if err := browser.navigate(f.srv.URL + fmt.Sprintf("/ops/workflows/%d", wf.ID)); err != nil {
+		t.Fatal(err)
+	}
+	graph, _ := browser.eval(`(() => {
+		const box = s => document.querySelector('#workflow-graph g[data-step="' + s + '"] rect').getBBox();
+		const edges = document.querySelectorAll('#workflow-graph line.edge[data-to="ship"]').length;
+		const waiting = getComputedStyle(document.querySelector('#workflow-graph g[data-step="ship"] rect')).strokeDasharray;
+		return [document.querySelectorAll('#workflow-graph g.step').length, edges, box('ship').x > box('charge').x, waiting !== 'none'].join('/');
+	})()`)
+	if string(graph) != `"3/2/true/true"` {
+		t.Errorf("the workflow graph reads %s (steps/edges into ship/ship right of charge/ship dashed as waiting), want 3/2/true/true", graph)
 	}
 	// The refresh script runs (the CSP allows it): its button says so.
 	if err := browser.navigate(f.srv.URL + "/ops/"); err != nil {

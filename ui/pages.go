@@ -75,6 +75,8 @@ func (s *server) fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, runtime.ErrTaskNotFound):
 		http.Error(w, "task not found", http.StatusNotFound)
+	case errors.Is(err, runtime.ErrWorkflowNotFound):
+		http.Error(w, "workflow not found", http.StatusNotFound)
 	case errors.Is(err, runtime.ErrUnavailable):
 		s.opts.Logger.Error("leasegen ui: the database is unavailable", "err", err)
 		http.Error(w, "the database is unavailable; try again", http.StatusServiceUnavailable)

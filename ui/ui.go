@@ -87,6 +87,9 @@ func New(client *runtime.Client, opts Options) (http.Handler, error) {
 	mux.HandleFunc("GET /keys", s.page(s.keys))
 	mux.HandleFunc("POST /types/{type}/{action}", s.action(s.typeAction))
 	mux.HandleFunc("GET /schedules", s.page(s.schedules))
+	mux.HandleFunc("GET /workflows", s.page(s.workflows))
+	mux.HandleFunc("GET /workflows/{id}", s.page(s.workflow))
+	mux.HandleFunc("POST /workflows/{id}/{action}", s.action(s.workflowAction))
 	mux.HandleFunc("POST /schedules/{name}/{action}", s.action(s.scheduleAction))
 	mux.Handle("GET /assets/", http.FileServerFS(files))
 	var h http.Handler = mux

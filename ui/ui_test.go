@@ -181,7 +181,19 @@ func TestPages(t *testing.T) {
 	forEngine(t, func(t *testing.T, kind string) {
 		f := newFixture(t, kind, Options{Prefix: "/ops/tasks", Authorize: AnyoneMayWrite})
 		f.enqueueKeyed(t)
+		wf, err := f.client.EnqueueWorkflow(context.Background(), runtime.Workflow{Name: "order", Steps: []runtime.Step{
+			{Name: "charge", Request: runtime.Request{Type: "charge", Options: []runtime.EnqueueOption{runtime.WithDelay(time.Hour)}}}, // not due: the overview has none
+			{Name: "<ship>", Request: runtime.Request{Type: "ship"}, After: []string{"charge"}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wfPath := fmt.Sprintf("/ops/tasks/workflows/%d", wf.ID)
 		pages := map[string][]string{
+			"/ops/tasks/workflows": {fmt.Sprintf(`data-workflow="%d"`, wf.ID), ">order<", `class="state-running"`},
+			wfPath: {`id="workflow-graph"`, `data-step="charge" data-status="QUEUED"`, `data-step="&lt;ship&gt;" data-status="WAITING"`,
+				`class="edge" data-from="charge" data-to="&lt;ship&gt;"`, fmt.Sprintf(`href="/ops/tasks/tasks/%d"`, wf.Tasks["charge"]),
+				"(waiting for its parents)", `id="cancel-workflow"`},
 			"/ops/tasks/":                                 {`data-type="report"`, `data-type="later"`, "FAILED", "none due (next in ", "No task is due.", `id="throughput"`, `class="bar-success"`, "1 succeeded, <span class=\"status-failed\">1 failed</span>, 0 cancelled"},
 			"/ops/tasks/tasks":                            {`data-status="FAILED"`, `data-status="SUCCESS"`, `data-status="QUEUED"`, "k-1", "alice"},
 			"/ops/tasks/tasks?status=failed":              {`data-status="FAILED"`},
@@ -220,6 +232,9 @@ func TestPages(t *testing.T) {
 		}
 		if code, _, _ := f.get(t, "/ops/tasks/tasks/999999"); code != http.StatusNotFound {
 			t.Errorf("an unknown task: %d, want 404", code)
+		}
+		if code, _, _ := f.get(t, "/ops/tasks/workflows/999999"); code != http.StatusNotFound {
+			t.Errorf("an unknown workflow: %d, want 404", code)
 		}
 	})
 }

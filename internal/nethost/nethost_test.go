@@ -57,8 +57,14 @@ func TestHost(t *testing.T) {
 	if err := h.Reconnect(); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := read(); got != "hello" {
-		t.Fatalf("reconnected: read %q, %v; want hello", got, err)
+	// The link comes back when the kernel says so: on a loaded machine a
+	// read of 2 s can end first (CI saw one), so a few reads are allowed.
+	got, err := read()
+	for try := 1; got != "hello" && try < 15; try++ {
+		got, err = read()
+	}
+	if got != "hello" {
+		t.Fatalf("reconnected: read %q, %v after 15 tries of 2 s; want hello", got, err)
 	}
 	if _, err := h.Reach("postgres://db.example:5432/app"); err == nil {
 		t.Error("Reach of a DSN without a loopback address: no error")
