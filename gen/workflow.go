@@ -6,6 +6,8 @@ import (
 	"go/types"
 	"reflect"
 	"strings"
+
+	"github.com/leasegen/leasegen/internal/dag"
 )
 
 // maxWorkflowSteps is runtime.MaxWorkflowSteps.
@@ -102,8 +104,7 @@ func (b *builder) checkAfter(w *Workflow) bool {
 		index[s.Field], names[i] = i, s.Field
 	}
 	ok := true
-	children := make([][]int, len(w.Steps))
-	left := make([]int, len(w.Steps))
+	parents := make([][]int, len(w.Steps))
 	for i, s := range w.Steps {
 		seen := map[string]bool{}
 		for _, p := range s.After {
@@ -124,36 +125,18 @@ func (b *builder) checkAfter(w *Workflow) bool {
 				ok = false
 			default:
 				seen[p] = true
-				children[j] = append(children[j], i)
-				left[i]++
+				parents[i] = append(parents[i], j)
 			}
 		}
 	}
 	if !ok {
 		return false
 	}
-	var free []int
-	for i, n := range left {
-		if n == 0 {
-			free = append(free, i)
+	if _, cyclic := dag.Order(parents); cyclic != nil {
+		cycle := make([]string, len(cyclic))
+		for k, i := range cyclic {
+			cycle[k] = w.Steps[i].Field
 		}
-	}
-	for len(free) > 0 {
-		i := free[0]
-		free = free[1:]
-		for _, c := range children[i] {
-			if left[c]--; left[c] == 0 {
-				free = append(free, c)
-			}
-		}
-	}
-	var cycle []string
-	for i, n := range left {
-		if n > 0 {
-			cycle = append(cycle, w.Steps[i].Field)
-		}
-	}
-	if len(cycle) > 0 {
 		b.errs.add(w.Pos, "a step cannot wait for itself: remove one of the after tags that close the loop",
 			"workflow %s has a cycle among steps %s", w.TypeName, strings.Join(cycle, ", "))
 		return false

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/leasegen/leasegen/internal/dag"
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/internal/bookkeeping"
 	"github.com/leasegen/leasegen/runtime/leasetype"
@@ -219,7 +220,6 @@ func checkWorkflow(w Workflow) (*workflowGraph, error) {
 		index[s.Name] = i
 	}
 	parents := make([][]int, len(w.Steps)) // by step index
-	children := make([][]int, len(w.Steps))
 	for i, s := range w.Steps {
 		seen := map[string]bool{}
 		for _, p := range s.After {
@@ -234,38 +234,20 @@ func checkWorkflow(w Workflow) (*workflowGraph, error) {
 			}
 			seen[p] = true
 			parents[i] = append(parents[i], j)
-			children[j] = append(children[j], i)
 		}
 	}
-	// Kahn's order, stable: steps are taken in their given order when free.
-	left := make([]int, len(w.Steps))
-	var free []int
-	for i := range w.Steps {
-		if left[i] = len(parents[i]); left[i] == 0 {
-			free = append(free, i)
+	order, cyclic := dag.Order(parents)
+	if cyclic != nil {
+		names := make([]string, len(cyclic))
+		for k, i := range cyclic {
+			names[k] = w.Steps[i].Name
 		}
+		return nil, fmt.Errorf("%w: workflow %s has a cycle among steps %s: a step cannot wait for itself", ErrInvalidTask, w.Name, strings.Join(names, ", "))
 	}
-	g := &workflowGraph{}
+	g := &workflowGraph{order: order}
 	at := make([]int, len(w.Steps)) // a step's place in the order
-	for len(free) > 0 {
-		i := free[0]
-		free = free[1:]
-		at[i] = len(g.order)
-		g.order = append(g.order, i)
-		for _, c := range children[i] {
-			if left[c]--; left[c] == 0 {
-				free = append(free, c)
-			}
-		}
-	}
-	if len(g.order) < len(w.Steps) {
-		var cycle []string
-		for i, n := range left {
-			if n > 0 {
-				cycle = append(cycle, w.Steps[i].Name)
-			}
-		}
-		return nil, fmt.Errorf("%w: workflow %s has a cycle among steps %s: a step cannot wait for itself", ErrInvalidTask, w.Name, strings.Join(cycle, ", "))
+	for k, i := range order {
+		at[i] = k
 	}
 	g.parents = make([][]int, len(g.order))
 	for k, i := range g.order {
