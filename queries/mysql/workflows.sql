@@ -28,13 +28,13 @@ ORDER BY task_id;
 
 -- name: StepParentStates :many
 -- Each waiting step of ids with its task's status and each parent's, NULL
--- for a parent that no longer exists. Plain reads under READ COMMITTED:
+-- for a task that no longer exists (a discarded step is decided: ended). Plain reads under READ COMMITTED:
 -- what committed last.
 SELECT d.child_id, c.task_type AS child_type, c.status AS child_status, d.parent_id,
   p.status AS parent_status, d.run_on_failure
 FROM leasegen_workflow_steps s
 JOIN leasegen_task_deps d ON d.child_id = s.task_id
-JOIN leasegen_tasks c ON c.id = s.task_id
+LEFT JOIN leasegen_tasks c ON c.id = s.task_id
 LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
 WHERE s.task_id IN (sqlc.slice(ids)) AND s.waiting
 ORDER BY d.child_id, d.parent_id;

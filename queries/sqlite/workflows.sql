@@ -29,7 +29,7 @@ WHERE task_id IN (sqlc.slice(ids)) AND waiting;
 SELECT d.child_id, c.task_type AS child_type, c.status AS child_status, d.parent_id, p.status AS parent_status, d.run_on_failure
 FROM leasegen_workflow_steps s
 JOIN leasegen_task_deps d ON d.child_id = s.task_id
-JOIN leasegen_tasks c ON c.id = s.task_id
+LEFT JOIN leasegen_tasks c ON c.id = s.task_id
 LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
 WHERE s.task_id IN (sqlc.slice(ids)) AND s.waiting
 ORDER BY d.child_id, d.parent_id;

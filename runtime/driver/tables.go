@@ -317,7 +317,7 @@ type TaskDep struct {
 type StepParentState struct {
 	Child        leasetype.TaskID
 	ChildType    string
-	ChildStatus  leasetype.Status
+	ChildStatus  leasetype.Status // empty: the step's task no longer exists
 	Parent       leasetype.TaskID
 	ParentStatus leasetype.Status // empty: the parent no longer exists
 	RunOnFailure bool

@@ -656,7 +656,7 @@ func (t tables) StepParentStates(ctx context.Context, ids []leasetype.TaskID) ([
 	rows, err := t.s.q.StepParentStates(ctx, t.q, db.StepParentStatesParams{Ids: sqlbuild.IDs(ids)})
 	return sqlbuild.Map(rows, func(r db.StepParentStatesRow) driver.StepParentState {
 		return driver.StepParentState{
-			Child: leasetype.TaskID(r.ChildID), ChildType: r.ChildType, ChildStatus: leasetype.Status(r.ChildStatus),
+			Child: leasetype.TaskID(r.ChildID), ChildType: r.ChildType.String, ChildStatus: leasetype.Status(r.ChildStatus.String),
 			Parent: leasetype.TaskID(r.ParentID), ParentStatus: leasetype.Status(r.ParentStatus.String),
 			RunOnFailure: r.RunOnFailure != 0,
 		}

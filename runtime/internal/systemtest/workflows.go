@@ -261,7 +261,8 @@ func testWorkflowParentsEndTogether(t *testing.T, b *Bundle) {
 }
 
 // A step whose parent ended without a settle (its worker died in
-// between) is found by recovery's pass, queued and run; cancelling a
+// between) is found by recovery's pass, queued and run; so is a waiting
+// step that was discarded, and the step after it cancelled; cancelling a
 // waiting step cancels the steps after it at once; CancelWorkflow cancels
 // the steps that have not ended.
 func testWorkflowStalledAndCancelled(t *testing.T, b *Bundle) {
@@ -271,8 +272,14 @@ func testWorkflowStalledAndCancelled(t *testing.T, b *Bundle) {
 		{Name: "x", Request: runtime.Request{Type: "wf-nobody"}},
 		{Name: "y", Request: runtime.Request{Type: "wf-y"}, After: []string{"x"}},
 		{Name: "z", Request: runtime.Request{Type: "wf-z"}, After: []string{"y"}},
+		{Name: "m", Request: runtime.Request{Type: "wf-nobody"}},
+		{Name: "n", Request: runtime.Request{Type: "wf-y"}, After: []string{"m"}},
+		{Name: "o", Request: runtime.Request{Type: "wf-z"}, After: []string{"n"}},
 	}})
 	dbtest.Must(t, "enqueue the workflow", err)
+	// A waiting step discarded: recovery's pass decides it (its task is
+	// gone), and cancels the step after it, whose parent no longer exists.
+	dbtest.Must(t, "discard n", b.Client.Discard(bg, run.Tasks["n"]))
 	for _, step := range []string{"b", "y", "z"} {
 		if info, err := b.Client.Get(bg, run.Tasks[step]); err != nil || info.Status != runtime.StatusWaiting {
 			t.Errorf("step %s is %s (%v), want WAITING for its parents", step, info.Status, err)
@@ -288,6 +295,7 @@ func testWorkflowStalledAndCancelled(t *testing.T, b *Bundle) {
 	log := newStepLog()
 	b.StartWorker(t, Config(), map[string]runtime.HandlerFunc{"wf-b": log.handler("b"), "wf-y": log.handler("y"), "wf-z": log.handler("z")})
 	b.WaitStatus(t, run.Tasks["b"], runtime.StatusSuccess)
+	b.WaitStatus(t, run.Tasks["o"], runtime.StatusCancelled)
 	_, parents, runs := log.snapshot()
 	if p := parents["b"]; len(p) != 1 || p[0].Result != "a-done" {
 		t.Errorf("b read its parents as %+v, want a's result", p)
@@ -306,9 +314,9 @@ func testWorkflowStalledAndCancelled(t *testing.T, b *Bundle) {
 		statuses[s.Name] = s.Status
 	}
 	want := map[string]runtime.Status{"a": runtime.StatusSuccess, "b": runtime.StatusSuccess, "x": runtime.StatusCancelled,
-		"y": runtime.StatusCancelled, "z": runtime.StatusCancelled}
-	if diff := cmp.Diff(want, statuses); n != 1 || diff != "" {
-		t.Errorf("CancelWorkflow cancelled %d steps, want 1; statuses (-want +got):\n%s", n, diff)
+		"y": runtime.StatusCancelled, "z": runtime.StatusCancelled, "m": runtime.StatusCancelled, "n": "", "o": runtime.StatusCancelled}
+	if diff := cmp.Diff(want, statuses); n != 2 || diff != "" {
+		t.Errorf("CancelWorkflow cancelled %d steps, want 2 (x and m); statuses (-want +got):\n%s", n, diff)
 	}
 }
 

@@ -99,7 +99,7 @@ SELECT d.child_id, c.task_type AS child_type, c.status AS child_status, d.parent
   p.status AS parent_status, d.run_on_failure
 FROM leasegen_workflow_steps s
 JOIN leasegen_task_deps d ON d.child_id = s.task_id
-JOIN leasegen_tasks c ON c.id = s.task_id
+LEFT JOIN leasegen_tasks c ON c.id = s.task_id
 LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
 WHERE s.task_id IN (/*SLICE:ids*/?) AND s.waiting
 ORDER BY d.child_id, d.parent_id
@@ -111,15 +111,15 @@ type StepParentStatesParams struct {
 
 type StepParentStatesRow struct {
 	ChildID      int64
-	ChildType    string
-	ChildStatus  string
+	ChildType    sql.NullString
+	ChildStatus  sql.NullString
 	ParentID     int64
 	ParentStatus sql.NullString
 	RunOnFailure bool
 }
 
 // Each waiting step of ids with its task's status and each parent's, NULL
-// for a parent that no longer exists. Plain reads under READ COMMITTED:
+// for a task that no longer exists (a discarded step is decided: ended). Plain reads under READ COMMITTED:
 // what committed last.
 func (q *Queries) StepParentStates(ctx context.Context, db DBTX, arg StepParentStatesParams) ([]StepParentStatesRow, error) {
 	query := stepParentStates

@@ -95,7 +95,7 @@ const stepParentStates = `-- name: StepParentStates :many
 SELECT d.child_id, c.task_type AS child_type, c.status AS child_status, d.parent_id, p.status AS parent_status, d.run_on_failure
 FROM leasegen_workflow_steps s
 JOIN leasegen_task_deps d ON d.child_id = s.task_id
-JOIN leasegen_tasks c ON c.id = s.task_id
+LEFT JOIN leasegen_tasks c ON c.id = s.task_id
 LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
 WHERE s.task_id IN (/*SLICE:ids*/?) AND s.waiting
 ORDER BY d.child_id, d.parent_id
@@ -107,8 +107,8 @@ type StepParentStatesParams struct {
 
 type StepParentStatesRow struct {
 	ChildID      int64
-	ChildType    string
-	ChildStatus  string
+	ChildType    sql.NullString
+	ChildStatus  sql.NullString
 	ParentID     int64
 	ParentStatus sql.NullString
 	RunOnFailure int64
