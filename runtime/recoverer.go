@@ -37,6 +37,9 @@ type recoverer struct {
 	// stepsWaiting is the engine's: each pass reads whether a workflow's
 	// step waits.
 	stepsWaiting *atomic.Bool
+	// stepsCursor is the last waiting step the previous pass read (0: it
+	// read the last one; this pass starts from the first).
+	stepsCursor leasetype.TaskID
 }
 
 func newRecoverer(w *Worker) *recoverer {

@@ -83,7 +83,9 @@ func (x *executor) settleLoop(_ context.Context, stop <-chan struct{}) {
 	x.settles.serve(stop, maxSettle, x.settle)
 }
 
-// stalledStepBatch bounds the steps one recovery pass settles.
+// stalledStepBatch bounds the waiting steps one recovery pass reads: a
+// pass reads the next page of them (recoverer.stepsCursor), so every
+// waiting step is read within a few passes however many wait.
 const stalledStepBatch = 100
 
 // settleStalledSteps decides the waiting steps whose parents ended without
@@ -102,7 +104,8 @@ func (r *recoverer) settleStalledSteps(ctx context.Context) {
 	if !waiting {
 		return
 	}
-	s, err := bookkeeping.SettleStalled(ctx, r.tables, stalledStepBatch)
+	s, next, err := bookkeeping.SettleStalled(ctx, r.tables, r.stepsCursor, stalledStepBatch)
+	r.stepsCursor = next
 	if err != nil {
 		r.logger.Error("leasegen: deciding stalled workflow steps failed", "worker", r.workerID, "err", err)
 		return

@@ -51,19 +51,11 @@ WHERE id = ANY(@ids::bigint[]) AND status = 'WAITING' AND flow_key IS NULL;
 -- name: StepsSettle :exec
 UPDATE leasegen_workflow_steps SET waiting = FALSE WHERE task_id = ANY(@ids::bigint[]);
 
--- name: StepsStalled :many
--- See the MySQL query.
-SELECT s.task_id FROM leasegen_workflow_steps s
-WHERE s.waiting AND (
-  NOT EXISTS (SELECT 1 FROM leasegen_tasks c WHERE c.id = s.task_id AND c.status = 'WAITING')
-  OR NOT EXISTS (
-    SELECT 1 FROM leasegen_task_deps d JOIN leasegen_tasks p ON p.id = d.parent_id
-    WHERE d.child_id = s.task_id AND p.status IN ('WAITING', 'QUEUED', 'RUNNING', 'CANCEL_REQUESTED'))
-  OR EXISTS (
-    SELECT 1 FROM leasegen_task_deps d LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
-    WHERE d.child_id = s.task_id AND NOT d.run_on_failure AND (p.id IS NULL OR p.status IN ('FAILED', 'CANCELLED'))))
-ORDER BY s.task_id
-LIMIT $1;
+-- name: StepsWaitingAfter :many
+SELECT task_id FROM leasegen_workflow_steps
+WHERE waiting AND task_id > $1
+ORDER BY task_id
+LIMIT $2;
 
 -- name: StepsWaitingAny :one
 SELECT EXISTS (SELECT 1 FROM leasegen_workflow_steps WHERE waiting) AS waiting;

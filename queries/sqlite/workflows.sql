@@ -52,18 +52,10 @@ WHERE status = 'WAITING' AND flow_key IS NULL AND id IN (sqlc.slice(ids));
 -- name: StepsSettle :exec
 UPDATE leasegen_workflow_steps SET waiting = 0 WHERE task_id IN (sqlc.slice(ids));
 
--- name: StepsStalled :many
--- See the MySQL query.
-SELECT s.task_id FROM leasegen_workflow_steps s
-WHERE s.waiting AND (
-  NOT EXISTS (SELECT 1 FROM leasegen_tasks c WHERE c.id = s.task_id AND c.status = 'WAITING')
-  OR NOT EXISTS (
-    SELECT 1 FROM leasegen_task_deps d JOIN leasegen_tasks p ON p.id = d.parent_id
-    WHERE d.child_id = s.task_id AND p.status IN ('WAITING', 'QUEUED', 'RUNNING', 'CANCEL_REQUESTED'))
-  OR EXISTS (
-    SELECT 1 FROM leasegen_task_deps d LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
-    WHERE d.child_id = s.task_id AND NOT d.run_on_failure AND (p.id IS NULL OR p.status IN ('FAILED', 'CANCELLED'))))
-ORDER BY s.task_id
+-- name: StepsWaitingAfter :many
+SELECT task_id FROM leasegen_workflow_steps
+WHERE waiting AND task_id > ?
+ORDER BY task_id
 LIMIT ?;
 
 -- name: StepsWaitingAny :one

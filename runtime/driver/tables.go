@@ -251,11 +251,9 @@ type Tables interface {
 	StepTasksCancel(ctx context.Context, ids []leasetype.TaskID, message string) (int, error)
 	// StepsSettle marks steps ids decided: they no longer wait.
 	StepsSettle(ctx context.Context, ids []leasetype.TaskID) error
-	// StepsStalled returns, in id order, up to limit waiting steps that a
-	// settle would decide now: their task no longer waits, none of their
-	// parents is unfinished, or a parent that cancels them ended without
-	// success or no longer exists.
-	StepsStalled(ctx context.Context, limit int) ([]leasetype.TaskID, error)
+	// StepsWaitingAfter returns, in id order, up to limit waiting steps
+	// with ids above after.
+	StepsWaitingAfter(ctx context.Context, after leasetype.TaskID, limit int) ([]leasetype.TaskID, error)
 	// StepsWaitingAny reports whether some step waits.
 	StepsWaitingAny(ctx context.Context) (bool, error)
 	// StepParents returns step id's parents by step name, with their

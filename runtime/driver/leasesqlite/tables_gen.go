@@ -681,8 +681,8 @@ func (t tables) StepsSettle(ctx context.Context, ids []leasetype.TaskID) error {
 	})
 }
 
-func (t tables) StepsStalled(ctx context.Context, limit int) ([]leasetype.TaskID, error) {
-	rows, err := t.s.q.StepsStalled(ctx, t.q, db.StepsStalledParams{Limit: int64(limit)})
+func (t tables) StepsWaitingAfter(ctx context.Context, after leasetype.TaskID, limit int) ([]leasetype.TaskID, error) {
+	rows, err := t.s.q.StepsWaitingAfter(ctx, t.q, db.StepsWaitingAfterParams{TaskID: int64(after), Limit: int64(limit)})
 	return sqlbuild.Map(rows, func(id int64) leasetype.TaskID { return leasetype.TaskID(id) }), err
 }
 

@@ -141,15 +141,38 @@ func SettleChildren(ctx context.Context, t driver.Tables, parents []leasetype.Ta
 	return settle(ctx, t, children)
 }
 
-// SettleStalled decides up to limit waiting steps that a settle would
-// decide now: those whose last parent's worker died before it settled
-// them, or whose task an operator cancelled.
-func SettleStalled(ctx context.Context, t driver.Tables, limit int) (Settled, error) {
-	steps, err := t.StepsStalled(ctx, limit)
-	if err != nil || len(steps) == 0 {
-		return Settled{}, err
+// SettleStalled reads up to limit waiting steps with ids above after, and
+// decides those a settle would decide now: whose last parent's worker died
+// before it settled them, or whose task an operator cancelled or
+// discarded. It returns what it decided and the last id it read (0 when
+// it read the last waiting step: the next pass starts from the first).
+// Reading is plain; only the steps found decidable are locked, read again
+// and decided, so a pass over steps that wait for running parents writes
+// nothing.
+func SettleStalled(ctx context.Context, t driver.Tables, after leasetype.TaskID, limit int) (Settled, leasetype.TaskID, error) {
+	steps, err := t.StepsWaitingAfter(ctx, after, limit)
+	if err != nil {
+		return Settled{}, after, err
 	}
-	return settle(ctx, t, steps)
+	next := leasetype.TaskID(0)
+	if len(steps) == limit {
+		next = steps[len(steps)-1]
+	}
+	if len(steps) == 0 {
+		return Settled{}, next, nil
+	}
+	states, err := t.StepParentStates(ctx, steps)
+	if err != nil {
+		return Settled{}, after, err
+	}
+	d := decide(states)
+	due := slices.Concat(d.queue, d.cancel, d.ended, withoutStates(steps, states))
+	if len(due) == 0 {
+		return Settled{}, next, nil
+	}
+	slices.Sort(due)
+	s, err := settle(ctx, t, due)
+	return s, next, err
 }
 
 // maxCascade bounds the generations of dependants one settle cancels:
@@ -176,6 +199,7 @@ func settle(ctx context.Context, t driver.Tables, steps []leasetype.TaskID) (Set
 				return fmt.Errorf("read the parents of %d waiting steps: %w", len(pending), err)
 			}
 			d := decide(states)
+			d.ended = append(d.ended, withoutStates(pending, states)...)
 			if len(d.queue) > 0 {
 				if _, err := tx.StepTasksQueue(ctx, d.queue); err != nil {
 					return fmt.Errorf("queue %d steps: %w", len(d.queue), err)
@@ -211,6 +235,23 @@ func settle(ctx context.Context, t driver.Tables, steps []leasetype.TaskID) (Set
 		return nil
 	})
 	return s, err
+}
+
+// withoutStates returns the steps that have no row in states: no edge is
+// stored for them (a step that lost its edges with its task), so nothing
+// can decide them but ending them.
+func withoutStates(steps []leasetype.TaskID, states []driver.StepParentState) []leasetype.TaskID {
+	seen := make(map[leasetype.TaskID]bool, len(states))
+	for _, st := range states {
+		seen[st.Child] = true
+	}
+	var out []leasetype.TaskID
+	for _, id := range steps {
+		if !seen[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // decision is a settle's verdict on the steps it read: queue them, cancel

@@ -441,50 +441,6 @@ func (q *Queries) StepsSettle(ctx context.Context, db DBTX, arg StepsSettleParam
 	return err
 }
 
-const stepsStalled = `-- name: StepsStalled :many
-SELECT s.task_id FROM leasegen_workflow_steps s
-WHERE s.waiting AND (
-  NOT EXISTS (SELECT 1 FROM leasegen_tasks c WHERE c.id = s.task_id AND c.status = 'WAITING')
-  OR NOT EXISTS (
-    SELECT 1 FROM leasegen_task_deps d JOIN leasegen_tasks p ON p.id = d.parent_id
-    WHERE d.child_id = s.task_id AND p.status IN ('WAITING', 'QUEUED', 'RUNNING', 'CANCEL_REQUESTED'))
-  OR EXISTS (
-    SELECT 1 FROM leasegen_task_deps d LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
-    WHERE d.child_id = s.task_id AND NOT d.run_on_failure AND (p.id IS NULL OR p.status IN ('FAILED', 'CANCELLED'))))
-ORDER BY s.task_id
-LIMIT ?
-`
-
-type StepsStalledParams struct {
-	Limit int32
-}
-
-// Waiting steps a settle transaction would decide now: their task no
-// longer waits, no parent is unfinished, or a parent that cancels them
-// ended without success (or no longer exists).
-func (q *Queries) StepsStalled(ctx context.Context, db DBTX, arg StepsStalledParams) ([]int64, error) {
-	rows, err := db.QueryContext(ctx, stepsStalled, arg.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []int64
-	for rows.Next() {
-		var task_id int64
-		if err := rows.Scan(&task_id); err != nil {
-			return nil, err
-		}
-		items = append(items, task_id)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const stepsUnsettle = `-- name: StepsUnsettle :exec
 UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id IN (/*SLICE:ids*/?)
 `
@@ -506,6 +462,43 @@ func (q *Queries) StepsUnsettle(ctx context.Context, db DBTX, arg StepsUnsettleP
 	}
 	_, err := db.ExecContext(ctx, query, queryParams...)
 	return err
+}
+
+const stepsWaitingAfter = `-- name: StepsWaitingAfter :many
+SELECT task_id FROM leasegen_workflow_steps
+WHERE waiting AND task_id > ?
+ORDER BY task_id
+LIMIT ?
+`
+
+type StepsWaitingAfterParams struct {
+	TaskID int64
+	Limit  int32
+}
+
+// Recovery's pass over the waiting steps, a page at a time in id order
+// from after: a range of leasegen_workflow_steps_waiting.
+func (q *Queries) StepsWaitingAfter(ctx context.Context, db DBTX, arg StepsWaitingAfterParams) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, stepsWaitingAfter, arg.TaskID, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var task_id int64
+		if err := rows.Scan(&task_id); err != nil {
+			return nil, err
+		}
+		items = append(items, task_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const stepsWaitingAny = `-- name: StepsWaitingAny :one

@@ -334,27 +334,33 @@ func (q *Queries) StepsSettle(ctx context.Context, db DBTX, arg StepsSettleParam
 	return err
 }
 
-const stepsStalled = `-- name: StepsStalled :many
-SELECT s.task_id FROM leasegen_workflow_steps s
-WHERE s.waiting AND (
-  NOT EXISTS (SELECT 1 FROM leasegen_tasks c WHERE c.id = s.task_id AND c.status = 'WAITING')
-  OR NOT EXISTS (
-    SELECT 1 FROM leasegen_task_deps d JOIN leasegen_tasks p ON p.id = d.parent_id
-    WHERE d.child_id = s.task_id AND p.status IN ('WAITING', 'QUEUED', 'RUNNING', 'CANCEL_REQUESTED'))
-  OR EXISTS (
-    SELECT 1 FROM leasegen_task_deps d LEFT JOIN leasegen_tasks p ON p.id = d.parent_id
-    WHERE d.child_id = s.task_id AND NOT d.run_on_failure AND (p.id IS NULL OR p.status IN ('FAILED', 'CANCELLED'))))
-ORDER BY s.task_id
-LIMIT $1
+const stepsUnsettle = `-- name: StepsUnsettle :exec
+UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id = ANY($1::bigint[])
 `
 
-type StepsStalledParams struct {
-	Limit int32
+type StepsUnsettleParams struct {
+	Ids []int64
 }
 
-// See the MySQL query.
-func (q *Queries) StepsStalled(ctx context.Context, db DBTX, arg StepsStalledParams) ([]int64, error) {
-	rows, err := db.QueryContext(ctx, stepsStalled, arg.Limit)
+func (q *Queries) StepsUnsettle(ctx context.Context, db DBTX, arg StepsUnsettleParams) error {
+	_, err := db.ExecContext(ctx, stepsUnsettle, pq.Array(arg.Ids))
+	return err
+}
+
+const stepsWaitingAfter = `-- name: StepsWaitingAfter :many
+SELECT task_id FROM leasegen_workflow_steps
+WHERE waiting AND task_id > $1
+ORDER BY task_id
+LIMIT $2
+`
+
+type StepsWaitingAfterParams struct {
+	TaskID int64
+	Limit  int32
+}
+
+func (q *Queries) StepsWaitingAfter(ctx context.Context, db DBTX, arg StepsWaitingAfterParams) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, stepsWaitingAfter, arg.TaskID, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -374,19 +380,6 @@ func (q *Queries) StepsStalled(ctx context.Context, db DBTX, arg StepsStalledPar
 		return nil, err
 	}
 	return items, nil
-}
-
-const stepsUnsettle = `-- name: StepsUnsettle :exec
-UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id = ANY($1::bigint[])
-`
-
-type StepsUnsettleParams struct {
-	Ids []int64
-}
-
-func (q *Queries) StepsUnsettle(ctx context.Context, db DBTX, arg StepsUnsettleParams) error {
-	_, err := db.ExecContext(ctx, stepsUnsettle, pq.Array(arg.Ids))
-	return err
 }
 
 const stepsWaitingAny = `-- name: StepsWaitingAny :one
