@@ -357,7 +357,7 @@ func testWorkflowRetention(t *testing.T, b *Bundle) {
 }
 
 // killWorkflows is how many workflows testKill9Workflows runs:
-// LEASEGEN_KILL_WORKFLOWS, or 240 (20 - 50 s an engine here).
+// LEASEGEN_KILL_WORKFLOWS, or 240 (about 10 s an engine here).
 func killWorkflows(t *testing.T) int {
 	s := os.Getenv("LEASEGEN_KILL_WORKFLOWS")
 	if s == "" {
