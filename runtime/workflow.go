@@ -121,14 +121,9 @@ func (c *Client) storeWorkflow(ctx context.Context, q driver.DBTX, w Workflow, g
 		Parents: graph.parents, RunOnFailure: make([]bool, len(reqs))}
 	for i, r := range reqs {
 		s := w.Steps[graph.order[i]]
-		t, key, err := c.newTask(r)
-		switch {
-		case err != nil:
+		t, err := c.stepTask(r)
+		if err != nil {
 			return nil, fmt.Errorf("workflow %s, step %s: %w", w.Name, s.Name, err)
-		case key.Key != "":
-			return nil, fmt.Errorf("%w: workflow %s, step %s: a step takes no concurrency, sequence or fairness key", ErrInvalidTask, w.Name, s.Name)
-		case t.Key != "":
-			return nil, fmt.Errorf("%w: workflow %s, step %s: a step takes no idempotency key (the workflow's enqueue is one transaction: enqueue it in yours, EnqueueWorkflowTx, to make it once)", ErrInvalidTask, w.Name, s.Name)
 		}
 		b.Tasks[i], b.Names[i], b.RunOnFailure[i] = t, s.Name, s.RunOnParentFailure
 	}
@@ -164,6 +159,21 @@ func (c *Client) Workflows(ctx context.Context, limit int) ([]WorkflowSummary, e
 		return nil, c.engine.failed(err, "list workflows")
 	}
 	return list, nil
+}
+
+// stepTask checks a step's request under c's rules: what Enqueue takes,
+// without a concurrency or idempotency key.
+func (c *Client) stepTask(r Request) (driver.NewTask, error) {
+	t, key, err := c.newTask(r)
+	switch {
+	case err != nil:
+		return driver.NewTask{}, err
+	case key.Key != "":
+		return driver.NewTask{}, fmt.Errorf("%w: a step takes no concurrency, sequence or fairness key", ErrInvalidTask)
+	case t.Key != "":
+		return driver.NewTask{}, fmt.Errorf("%w: a step takes no idempotency key (a workflow's enqueue is one transaction: enqueue it in yours, EnqueueWorkflowTx, to make it once)", ErrInvalidTask)
+	}
+	return t, nil
 }
 
 // Workflow returns workflow id with its steps, or ErrWorkflowNotFound.
@@ -305,12 +315,9 @@ func (t *Task) Spawn(ctx context.Context, reqs []Request) (err error) {
 	x := t.exec.x
 	tasks := make([]driver.NewTask, len(reqs))
 	for i, r := range reqs {
-		task, key, err := x.spawner.newTask(r)
-		switch {
-		case err != nil:
+		task, err := x.spawner.stepTask(r)
+		if err != nil {
 			return Permanent(fmt.Errorf("task %d spawns step %d: %w", t.ID, i, err))
-		case key.Key != "" || task.Key != "":
-			return Permanent(fmt.Errorf("%w: task %d spawns step %d with a key: a step takes no concurrency or idempotency key", ErrInvalidTask, t.ID, i))
 		}
 		tasks[i] = task
 	}
