@@ -24,23 +24,22 @@ func workflowName(o options, what string) string {
 	return fmt.Sprintf("%d workflows of 5 steps (diamond and tail), 1 worker, default Config: %s", o.workflows, what)
 }
 
-// stepTimes are, by task, when a no-op handler started and returned, on
-// this process's clock.
+// stepTimes are, by task, when a no-op handler ran (it returns as it
+// starts), on this process's clock.
 type stepTimes struct {
-	mu          sync.Mutex
-	start, done map[runtime.TaskID]time.Time
+	mu sync.Mutex
+	at map[runtime.TaskID]time.Time
 }
 
 func newStepTimes() *stepTimes {
-	return &stepTimes{start: map[runtime.TaskID]time.Time{}, done: map[runtime.TaskID]time.Time{}}
+	return &stepTimes{at: map[runtime.TaskID]time.Time{}}
 }
 
 func (s *stepTimes) handler() runtime.HandlerFunc {
 	return func(_ context.Context, t *runtime.Task) error {
 		now := time.Now()
 		s.mu.Lock()
-		s.start[t.ID] = now
-		s.done[t.ID] = now // a no-op returns at once
+		s.at[t.ID] = now
 		s.mu.Unlock()
 		return nil
 	}
@@ -134,12 +133,12 @@ func stepPickups(ctx context.Context, s *scratch) ([]time.Duration, error) {
 		for _, st := range benchShape {
 			var last time.Time
 			for _, p := range st.after {
-				if done := times.done[run.Tasks[p]]; done.After(last) {
+				if done := times.at[run.Tasks[p]]; done.After(last) {
 					last = done
 				}
 			}
 			if !last.IsZero() {
-				pickups = append(pickups, times.start[run.Tasks[st.name]].Sub(last))
+				pickups = append(pickups, times.at[run.Tasks[st.name]].Sub(last))
 			}
 		}
 		times.mu.Unlock()
