@@ -89,23 +89,36 @@
 // the steps of a workflow: a field's name is the step's, its type (a
 // struct declared in the package) the step's payload. The tag after:"A,B"
 // names the steps it runs after; result:"T" what its handler returns
-// (the rules of result=T). Parents that are not steps, a step after
-// itself, a parent named twice, cycles, unexported or embedded fields and
-// payloads of other types are refused with their position.
+// (the rules of result=T); leasegen:"..." the step's options: priority,
+// max_attempts, timeout, lease, backoff, concurrency and rate as in
+// //leasegen:task, and run_on_parent_failure (the step runs once its
+// parents ended, successful or not; its inputs are pointers, nil for a
+// parent that did not succeed). A field of type runtime.FanOut[T] is a
+// fan-out: its one parent's handler returns []T, and a step of payload T
+// runs per element; a step after the fan-out reads their results as a
+// slice, in order. Parents that are not steps, a step after itself, a
+// parent named twice, cycles, unexported or embedded fields, payloads of
+// other types, options that do not apply to a step, and a fan-out with
+// other than one parent, after a fan-out, on its parent's failure, or
+// whose parent declares a result or feeds another, are refused with their
+// position; so is a step after a fan-out's parent that does not name the
+// fan-out.
 //
 //	//leasegen:workflow
 //	type Settle struct {
 //		Charge  ChargeInvoice `result:"ChargeID"`
-//		Receipt SendReceipt   `after:"Charge"`
+//		Receipt SendReceipt   `after:"Charge" leasegen:"max_attempts=3"`
 //	}
 //
 // For workflow W with step S it writes WorkflowW and TaskWS (each step is
 // a task type of its own, "w.s"); WRun (the workflow's id and its steps'
-// task ids); Client.EnqueueW and EnqueueWTx, which store every step in
-// one transaction, and WaitW, which waits for all of them; WSInputs, the
-// results of S's parents that have a result type; WHandler, with
-// HandleWS(ctx, t, p) or HandleWS(ctx, t, p, in WSInputs) per step,
-// embedded in Handlers; and RegisterW, which Register calls.
+// task ids, fan-outs aside); Client.EnqueueW and EnqueueWTx, which store
+// every step in one transaction, and WaitW, which waits for all of them,
+// spawned ones included; WSInputs, the results of S's parents that have a
+// result type; WHandler, with HandleWS(ctx, t, p) or HandleWS(ctx, t, p,
+// in WSInputs) per step (returning the fan-out's []T for a step that
+// feeds one), embedded in Handlers; and RegisterW, which Register calls
+// with each step's handler options.
 //
 // # What it writes
 //

@@ -166,17 +166,24 @@ func emitEnqueueBatchTx(t *Task) jen.Code {
 		)
 }
 
+// enqueueDefaults are the runtime.EnqueueOptions of a task's annotation, or
+// of a step's leasegen tag, that every task takes: priority and attempts.
+func enqueueDefaults(o options) []jen.Code {
+	var defaults []jen.Code
+	if o.Priority != 0 {
+		defaults = append(defaults, jen.Qual(runtimePath, "WithPriority").Call(jen.Lit(o.Priority)))
+	}
+	if o.MaxAttempts != 0 {
+		defaults = append(defaults, jen.Qual(runtimePath, "WithMaxAttempts").Call(jen.Lit(o.MaxAttempts)))
+	}
+	return defaults
+}
+
 // emitRequest writes newXRequest: encode the payload and put the
 // annotation's defaults, the owner, the unique key and the concurrency key
 // before opts.
 func emitRequest(t *Task) jen.Code {
-	var defaults []jen.Code
-	if t.Options.Priority != 0 {
-		defaults = append(defaults, jen.Qual(runtimePath, "WithPriority").Call(jen.Lit(t.Options.Priority)))
-	}
-	if t.Options.MaxAttempts != 0 {
-		defaults = append(defaults, jen.Qual(runtimePath, "WithMaxAttempts").Call(jen.Lit(t.Options.MaxAttempts)))
-	}
+	defaults := enqueueDefaults(t.Options)
 	if t.OwnerField != "" {
 		defaults = append(defaults, jen.Qual(runtimePath, "WithOwner").Call(fieldString("p", t.OwnerField, t.OwnerNeedsConv)))
 	}

@@ -23,7 +23,7 @@ import (
 func emitRegister(p *Package) []jen.Code {
 	var code, body []jen.Code
 	for _, t := range p.Tasks {
-		args := append([]jen.Code{jen.Id(t.ConstName()), jen.Id(t.AdapterFunc()).Call(jen.Id("h"))}, handlerOptions(t)...)
+		args := append([]jen.Code{jen.Id(t.ConstName()), jen.Id(t.AdapterFunc()).Call(jen.Id("h"))}, handlerOptions(t.Options)...)
 		code = append(code, jen.Commentf("%s wires %s tasks to h on w, with the options of the annotation;", t.RegisterName(), t.ConstName()).Line().
 			Comment("a worker dedicated to them registers only this. Call it before the worker starts.").Line().
 			Func().Id(t.RegisterName()).Params(jen.Id("w").Qual(runtimePath, "Registrar"), jen.Id("h").Id(t.HandlerName())).Error().
@@ -45,10 +45,10 @@ func emitRegister(p *Package) []jen.Code {
 	)
 }
 
-// handlerOptions are the runtime.HandlerOptions of t's annotation.
-func handlerOptions(t *Task) []jen.Code {
+// handlerOptions are the runtime.HandlerOptions of a task's annotation, or
+// of a step's leasegen tag.
+func handlerOptions(o options) []jen.Code {
 	var opts []jen.Code
-	o := t.Options
 	if o.Timeout > 0 {
 		opts = append(opts, jen.Qual(runtimePath, "WithTimeout").Call(durationCode(o.Timeout)))
 	}
@@ -65,15 +65,14 @@ func handlerOptions(t *Task) []jen.Code {
 		opts = append(opts, jen.Qual(runtimePath, "WithBackoff").Call(jen.Qual(runtimePath, "Exponential").Call(durationCode(o.Backoff))))
 	}
 	if o.Periodic() {
-		opts = append(opts, jen.Qual(runtimePath, "WithSchedule").Call(periodicCode(t)))
+		opts = append(opts, jen.Qual(runtimePath, "WithSchedule").Call(periodicCode(o)))
 	}
 	return opts
 }
 
-// periodicCode is the runtime.Periodic of t's schedule, with each tick's
+// periodicCode is the runtime.Periodic of o's schedule, with each tick's
 // priority and attempts from the annotation.
-func periodicCode(t *Task) jen.Code {
-	o := t.Options
+func periodicCode(o options) jen.Code {
 	fields := jen.Dict{}
 	if o.Cron != "" {
 		fields[jen.Id("Cron")] = jen.Lit(o.Cron)

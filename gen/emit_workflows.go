@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -47,10 +48,16 @@ func emitWorkflowClient(p *Package) []jen.Code {
 	for _, w := range p.Workflows {
 		fields := []jen.Code{jen.Id("ID").Qual(runtimePath, "WorkflowID")}
 		for _, s := range w.Steps {
-			fields = append(fields, jen.Id(s.Field).Qual(runtimePath, "TaskID").Comment("step "+s.Field+"'s task"))
+			if !s.FanOut {
+				fields = append(fields, jen.Id(s.Field).Qual(runtimePath, "TaskID").Comment("step "+s.Field+"'s task"))
+			}
+		}
+		doc := fmt.Sprintf("%s is a stored %s workflow: its id and its steps' tasks.", w.RunName(), w.TypeName)
+		if slices.ContainsFunc(w.Steps, func(s *Step) bool { return s.FanOut }) {
+			doc = fmt.Sprintf("%s is a stored %s workflow: its id and the tasks of its steps that are no fan-out\n(Client.Workflow lists the spawned ones).", w.RunName(), w.TypeName)
 		}
 		code = append(code,
-			jen.Commentf("%s is a stored %s workflow: its id and its steps' tasks.", w.RunName(), w.TypeName).Line().
+			docLines(strings.Split(doc, "\n")...).Line().
 				Type().Id(w.RunName()).Struct(fields...),
 			emitWorkflowEnqueue(w, false), emitWorkflowEnqueue(w, true), emitWorkflowBuild(w), emitWorkflowWait(w))
 	}
@@ -84,7 +91,9 @@ func emitWorkflowEnqueue(w *Workflow, tx bool) jen.Code {
 	params = append(params, jen.Id("w").Id(w.TypeName), jen.Id("opts").Op("...").Qual(runtimePath, "EnqueueOption"))
 	run := jen.Dict{jen.Id("ID"): jen.Id("run").Dot("ID")}
 	for _, s := range w.Steps {
-		run[jen.Id(s.Field)] = jen.Id("run").Dot("Tasks").Index(jen.Lit(s.Field))
+		if !s.FanOut {
+			run[jen.Id(s.Field)] = jen.Id("run").Dot("Tasks").Index(jen.Lit(s.Field))
+		}
 	}
 	fail := jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id(w.RunName()).Values(), jen.Err()))
 	return docLines(doc...).Line().
@@ -97,27 +106,38 @@ func emitWorkflowEnqueue(w *Workflow, tx bool) jen.Code {
 	)
 }
 
-// emitWorkflowBuild writes the builder of the runtime.Workflow of w.
+// emitWorkflowBuild writes the builder of the runtime.Workflow of w: a
+// step per field that is no fan-out, with its tag's priority and attempts
+// before opts.
 func emitWorkflowBuild(w *Workflow) jen.Code {
-	var body []jen.Code
-	steps := make([]jen.Code, len(w.Steps))
-	for i, s := range w.Steps {
+	var body, steps []jen.Code
+	for _, s := range w.Steps {
+		if s.FanOut {
+			continue
+		}
 		v := "p" + s.Field
 		body = append(body,
 			jen.List(jen.Id(v), jen.Err()).Op(":=").Qual(runtimePath, "EncodePayload").Call(jen.Id("w").Dot(s.Field)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Qual(runtimePath, "Workflow").Values(), jen.Err())))
+		options := jen.Id("opts")
+		if defaults := enqueueDefaults(s.Options); len(defaults) > 0 {
+			options = jen.Append(append([]jen.Code{jen.Index().Qual(runtimePath, "EnqueueOption").Values(defaults...)}, jen.Id("opts").Op("..."))...)
+		}
 		step := jen.Dict{
 			jen.Id("Name"):    jen.Lit(s.Field),
-			jen.Id("Request"): jen.Qual(runtimePath, "Request").Values(jen.Dict{jen.Id("Type"): jen.Id(s.ConstName()), jen.Id("Payload"): jen.Id(v), jen.Id("Options"): jen.Id("opts")}),
+			jen.Id("Request"): jen.Qual(runtimePath, "Request").Values(jen.Dict{jen.Id("Type"): jen.Id(s.ConstName()), jen.Id("Payload"): jen.Id(v), jen.Id("Options"): options}),
 		}
-		if len(s.After) > 0 {
-			after := make([]jen.Code, len(s.After))
-			for j, a := range s.After {
-				after[j] = jen.Lit(a)
+		if after := s.runtimeAfter(); len(after) > 0 {
+			names := make([]jen.Code, len(after))
+			for j, a := range after {
+				names[j] = jen.Lit(a)
 			}
-			step[jen.Id("After")] = jen.Index().String().Values(after...)
+			step[jen.Id("After")] = jen.Index().String().Values(names...)
 		}
-		steps[i] = jen.Values(step)
+		if s.RunOnParentFailure {
+			step[jen.Id("RunOnParentFailure")] = jen.True()
+		}
+		steps = append(steps, jen.Values(step))
 	}
 	body = append(body, jen.Return(jen.Qual(runtimePath, "Workflow").Values(jen.Dict{
 		jen.Id("Name"):  jen.Id(w.ConstName()),
@@ -128,31 +148,53 @@ func emitWorkflowBuild(w *Workflow) jen.Code {
 		Params(jen.Qual(runtimePath, "Workflow"), jen.Error()).Block(body...)
 }
 
-// emitWorkflowWait writes WaitX, which waits for every step of a run.
+// emitWorkflowWait writes WaitX, which waits for every step of a run,
+// spawned ones included.
 func emitWorkflowWait(w *Workflow) jen.Code {
-	ids := make([]jen.Code, len(w.Steps))
-	for i, s := range w.Steps {
-		ids[i] = jen.Id("run").Dot(s.Field)
+	doc := docLines(fmt.Sprintf("%s blocks until every step of run has ended; a step that ended FAILED or", w.WaitName()),
+		"CANCELLED returns a *runtime.TaskEndedError (errors.Is runtime.ErrTaskNotSucceeded).")
+	if slices.ContainsFunc(w.Steps, func(s *Step) bool { return s.FanOut }) {
+		doc = docLines(fmt.Sprintf("%s blocks until every step of run has ended, the steps a fan-out spawned", w.WaitName()),
+			"included; a step that ended FAILED or CANCELLED returns a *runtime.TaskEndedError",
+			"(errors.Is runtime.ErrTaskNotSucceeded).")
 	}
-	args := append([]jen.Code{jen.Id("ctx"), jen.Id("c").Dot("rt")}, ids...)
-	return jen.Commentf("%s blocks until every step of run has ended; a step that ended FAILED or", w.WaitName()).Line().
-		Comment("CANCELLED returns a *runtime.TaskEndedError (errors.Is runtime.ErrTaskNotSucceeded).").Line().
+	return doc.Line().
 		Func().Params(clientReceiver()).Id(w.WaitName()).Params(ctxParam(), jen.Id("run").Id(w.RunName())).Error().
-		Block(jen.Return(jen.Qual(runtimePath, "WaitSteps").Call(args...)))
+		Block(jen.Return(jen.Id("c").Dot("rt").Dot("WaitWorkflow").Call(jen.Id("ctx"), jen.Id("run").Dot("ID"))))
 }
 
 // inputs are the parents of s that have a result type: the fields of its
 // Inputs struct.
 func (s *Step) inputs() []*Step {
 	var in []*Step
-	for _, p := range s.After {
-		for _, q := range s.wf.Steps {
-			if q.Field == p && q.ResultType != "" {
-				in = append(in, q)
-			}
+	for _, name := range s.After {
+		if p := s.wf.step(name); p.ResultType != "" {
+			in = append(in, p)
 		}
 	}
 	return in
+}
+
+// inputType is the type of parent p's field in s's Inputs: its result, a
+// slice of them for a fan-out, a pointer (nil when p did not succeed) for
+// a step that runs on its parents' failure.
+func (s *Step) inputType(p *Step) *jen.Statement {
+	t := jen.Id(p.ResultType)
+	if s.RunOnParentFailure {
+		t = jen.Op("*").Add(t)
+	}
+	if p.FanOut {
+		t = jen.Index().Add(t)
+	}
+	return t
+}
+
+// inputKey is the name DecodeParents reads parent p's result under.
+func inputKey(p *Step) string {
+	if p.FanOut {
+		return p.Field + "/*"
+	}
+	return p.Field
 }
 
 // emitWorkflowHandlers writes, per workflow, the Inputs struct of each
@@ -165,10 +207,27 @@ func emitWorkflowHandlers(p *Package) (code, names []jen.Code) {
 			params := []jen.Code{ctxParam(), jen.Id("t").Add(taskPtr()), jen.Id("p").Id(s.TypeName)}
 			doc := []string{fmt.Sprintf("%s runs step %s, after its parents succeeded; an error retries it", s.HandleMethod(), s.Field),
 				"with backoff unless it is runtime.Permanent, and runtime.Snooze(d) runs it again later."}
+			switch {
+			case s.FanOut:
+				doc[0] = fmt.Sprintf("%s runs one step of fan-out %s, for an element %s returned; an error", s.HandleMethod(), s.Field, s.After[0])
+				doc[1] = "retries it with backoff unless it is runtime.Permanent."
+			case s.RunOnParentFailure:
+				doc[0] = fmt.Sprintf("%s runs step %s once its parents ended, whether or not they succeeded;", s.HandleMethod(), s.Field)
+				doc[1] = "an error retries it with backoff unless it is runtime.Permanent."
+			}
 			if in := s.inputs(); len(in) > 0 {
 				fields := make([]jen.Code, len(in))
 				for i, q := range in {
-					fields[i] = jen.Id(q.Field).Id(q.ResultType).Comment("what step " + q.Field + " returned")
+					what := "what step " + q.Field + " returned"
+					switch {
+					case q.FanOut && s.RunOnParentFailure:
+						what = "what each step of fan-out " + q.Field + " returned, in its order; nil for one that did not succeed"
+					case q.FanOut:
+						what = "what each step of fan-out " + q.Field + " returned, in its order"
+					case s.RunOnParentFailure:
+						what += "; nil when it did not succeed"
+					}
+					fields[i] = jen.Id(q.Field).Add(s.inputType(q)).Comment(what)
 				}
 				code = append(code, jen.Commentf("%s are the results of the parents of step %s of %s.", s.InputsName(), s.Field, w.TypeName).Line().
 					Type().Id(s.InputsName()).Struct(fields...))
@@ -176,7 +235,11 @@ func emitWorkflowHandlers(p *Package) (code, names []jen.Code) {
 				doc = append(doc, "in holds its parents' results.")
 			}
 			results := jen.Error()
-			if s.ResultType != "" {
+			switch f := s.fanOut(); {
+			case f != nil:
+				results = jen.Params(jen.Index().Id(f.TypeName), jen.Error())
+				doc = append(doc, fmt.Sprintf("It returns the payloads of fan-out %s: a step each, stored with its completion.", f.Field))
+			case s.ResultType != "":
 				results = jen.Params(jen.Id(s.ResultType), jen.Error())
 				doc = append(doc, fmt.Sprintf("Its %s is stored with the completion for the steps after it.", s.ResultType))
 			}
@@ -190,13 +253,15 @@ func emitWorkflowHandlers(p *Package) (code, names []jen.Code) {
 }
 
 // emitWorkflowRegister writes RegisterX per workflow, which wires each
-// step's task type to its method; it returns the calls Register makes.
+// step's task type to its method with its tag's handler options; it
+// returns the calls Register makes.
 func emitWorkflowRegister(p *Package) (code, calls []jen.Code) {
 	for _, w := range p.Workflows {
 		var body []jen.Code
 		for _, s := range w.Steps {
+			args := append([]jen.Code{jen.Id(s.ConstName()), jen.Id(s.AdapterFunc()).Call(jen.Id("h"))}, handlerOptions(s.Options)...)
 			body = append(body, jen.If(
-				jen.Err().Op(":=").Id("w").Dot("Handle").Call(jen.Id(s.ConstName()), jen.Id(s.AdapterFunc()).Call(jen.Id("h"))),
+				jen.Err().Op(":=").Id("w").Dot("Handle").Call(args...),
 				jen.Err().Op("!=").Nil(),
 			).Block(jen.Return(jen.Err())))
 		}
@@ -212,7 +277,8 @@ func emitWorkflowRegister(p *Package) (code, calls []jen.Code) {
 }
 
 // emitWorkflowAdapters writes, per step, the runtime.HandlerFunc that
-// decodes its payload and its parents' results and calls its method.
+// decodes its payload and its parents' results, calls its method, and
+// stores what it returns: a result, or the steps of the fan-out it feeds.
 func emitWorkflowAdapters(p *Package) []jen.Code {
 	var code []jen.Code
 	for _, w := range p.Workflows {
@@ -228,7 +294,7 @@ func emitWorkflowAdapters(p *Package) []jen.Code {
 			if in := s.inputs(); len(in) > 0 {
 				into := jen.Dict{}
 				for _, q := range in {
-					into[jen.Lit(q.Field)] = jen.Op("&").Id("in").Dot(q.Field)
+					into[jen.Lit(inputKey(q))] = jen.Op("&").Id("in").Dot(q.Field)
 				}
 				body = append(body,
 					jen.Var().Id("in").Id(s.InputsName()),
@@ -239,13 +305,16 @@ func emitWorkflowAdapters(p *Package) []jen.Code {
 				args = append(args, jen.Id("in"))
 			}
 			call := jen.Id("h").Dot(s.HandleMethod()).Call(args...)
-			if s.ResultType == "" {
-				body = append(body, jen.Return(call))
-			} else {
+			switch f := s.fanOut(); {
+			case f != nil:
+				body = append(body, spawnCode(f, call)...)
+			case s.ResultType != "":
 				body = append(body,
 					jen.List(jen.Id("r"), jen.Err()).Op(":=").Add(call),
 					jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 					jen.Return(jen.Id("t").Dot("SetResultJSON").Call(jen.Id("r"))))
+			default:
+				body = append(body, jen.Return(call))
 			}
 			code = append(code, jen.Commentf("%s decodes step %s's payload and inputs for h.", s.AdapterFunc(), s.Field).Line().
 				Func().Id(s.AdapterFunc()).Params(jen.Id("h").Id(w.HandlerName())).Qual(runtimePath, "HandlerFunc").Block(
@@ -253,4 +322,38 @@ func emitWorkflowAdapters(p *Package) []jen.Code {
 		}
 	}
 	return code
+}
+
+// spawnCode calls the method of the step that feeds fan-out f and spawns
+// a step of f per payload it returns:
+//
+//	payloads, err := h.HandleCrawlList(ctx, t, p)
+//	if err != nil {
+//		return err
+//	}
+//	reqs := make([]runtime.Request, len(payloads))
+//	for i, payload := range payloads {
+//		b, err := runtime.EncodePayload(payload)
+//		if err != nil {
+//			return runtime.Permanent(err)
+//		}
+//		reqs[i] = runtime.Request{Type: TaskCrawlFetch, Payload: b}
+//	}
+//	return t.SpawnNamed(ctx, "Fetch", reqs)
+func spawnCode(f *Step, call jen.Code) []jen.Code {
+	req := jen.Dict{jen.Id("Type"): jen.Id(f.ConstName()), jen.Id("Payload"): jen.Id("b")}
+	if defaults := enqueueDefaults(f.Options); len(defaults) > 0 {
+		req[jen.Id("Options")] = jen.Index().Qual(runtimePath, "EnqueueOption").Values(defaults...)
+	}
+	return []jen.Code{
+		jen.List(jen.Id("payloads"), jen.Err()).Op(":=").Add(call),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Id("reqs").Op(":=").Make(jen.Index().Qual(runtimePath, "Request"), jen.Len(jen.Id("payloads"))),
+		jen.For(jen.List(jen.Id("i"), jen.Id("payload")).Op(":=").Range().Id("payloads")).Block(
+			jen.List(jen.Id("b"), jen.Err()).Op(":=").Qual(runtimePath, "EncodePayload").Call(jen.Id("payload")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Qual(runtimePath, "Permanent").Call(jen.Err()))),
+			jen.Id("reqs").Index(jen.Id("i")).Op("=").Qual(runtimePath, "Request").Values(req),
+		),
+		jen.Return(jen.Id("t").Dot("SpawnNamed").Call(jen.Id("ctx"), jen.Lit(f.Field), jen.Id("reqs"))),
+	}
 }

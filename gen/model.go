@@ -1,6 +1,9 @@
 package gen
 
-import "go/token"
+import (
+	"go/token"
+	"slices"
+)
 
 // Package is one Go package's annotated tasks, with every Go name the
 // emitters need computed once.
@@ -78,8 +81,15 @@ type Step struct {
 	// ResultType is the type the step's handler returns (result:"T"), ""
 	// for none.
 	ResultType string
-	Pos        token.Position
-	wf         *Workflow
+	// FanOut says the field is a runtime.FanOut[TypeName]: a step per
+	// element of the list its only parent's handler returns.
+	FanOut bool
+	// Options are the step's leasegen tag: the task options that apply to
+	// a step, and RunOnParentFailure.
+	Options            options
+	RunOnParentFailure bool
+	Pos                token.Position
+	wf                 *Workflow
 }
 
 // The Go names emitted for a workflow.
@@ -95,6 +105,43 @@ func (w *Workflow) RegisterName() string { return "Register" + w.TypeName }
 func (w *Workflow) BuildFunc() string    { return "new" + w.TypeName + "Workflow" }
 
 // The Go names emitted for a step.
+// step returns w's step of field name, nil for none.
+func (w *Workflow) step(name string) *Step {
+	for _, s := range w.Steps {
+		if s.Field == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// fanOut returns the fan-out step that s returns the payloads of, nil
+// for none.
+func (s *Step) fanOut() *Step {
+	for _, f := range s.wf.Steps {
+		if f.FanOut && f.After[0] == s.Field {
+			return f
+		}
+	}
+	return nil
+}
+
+// runtimeAfter names the steps s runs after in the stored workflow: a
+// fan-out parent's steps do not exist at enqueue, and the parent that
+// spawns them stands for them (a step after it waits for all it spawns).
+func (s *Step) runtimeAfter() []string {
+	var after []string
+	for _, name := range s.After {
+		if p := s.wf.step(name); p.FanOut {
+			name = p.After[0]
+		}
+		if !slices.Contains(after, name) {
+			after = append(after, name)
+		}
+	}
+	return after
+}
+
 func (s *Step) ConstName() string    { return "Task" + s.wf.TypeName + s.Field }
 func (s *Step) HandleMethod() string { return "Handle" + s.wf.TypeName + s.Field }
 func (s *Step) InputsName() string   { return s.wf.TypeName + s.Field + "Inputs" }

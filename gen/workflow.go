@@ -1,10 +1,12 @@
 package gen
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/leasegen/leasegen/internal/dag"
@@ -53,7 +55,7 @@ func (b *builder) workflow(ts *ast.TypeSpec, doc *ast.CommentGroup, directive *a
 			failed = true
 		}
 	}
-	if failed || !b.checkAfter(w) {
+	if failed || !b.checkAfter(w) || !b.checkFanOuts(w) {
 		return nil
 	}
 	return w
@@ -62,7 +64,8 @@ func (b *builder) workflow(ts *ast.TypeSpec, doc *ast.CommentGroup, directive *a
 // step builds the step of field f of w, or returns nil after reporting.
 func (b *builder) step(w *Workflow, f *types.Var, tag reflect.StructTag, enc *encodabilityChecker) *Step {
 	pos := b.pos(f.Pos())
-	named, isNamed := f.Type().(*types.Named)
+	typ, fanOut := fanOutOf(f.Type())
+	named, isNamed := typ.(*types.Named)
 	switch {
 	case f.Embedded():
 		b.errs.add(pos, "name the field: its name is the step's", "embedded field %s in workflow %s", f.Name(), w.TypeName)
@@ -72,7 +75,7 @@ func (b *builder) step(w *Workflow, f *types.Var, tag reflect.StructTag, enc *en
 		return nil
 	case !isNamed || named.Obj().Pkg() != b.pkg.Types:
 		b.errs.add(pos, "declare a struct type for the step's payload in package "+b.pkg.Types.Name(),
-			"step %s of workflow %s has type %s, not a type of this package", f.Name(), w.TypeName, types.TypeString(f.Type(), types.RelativeTo(b.pkg.Types)))
+			"step %s of workflow %s has type %s, not a type of this package", f.Name(), w.TypeName, types.TypeString(typ, types.RelativeTo(b.pkg.Types)))
 		return nil
 	}
 	if _, isStruct := named.Underlying().(*types.Struct); !isStruct {
@@ -80,7 +83,7 @@ func (b *builder) step(w *Workflow, f *types.Var, tag reflect.StructTag, enc *en
 		return nil
 	}
 	enc.check(named, named.Obj().Name(), pos)
-	s := &Step{Field: f.Name(), TypeName: named.Obj().Name(), Name: w.Name + "." + snakeCase(f.Name()), Pos: pos, wf: w}
+	s := &Step{Field: f.Name(), TypeName: named.Obj().Name(), Name: w.Name + "." + snakeCase(f.Name()), FanOut: fanOut, Pos: pos, wf: w}
 	if after, ok := tag.Lookup("after"); ok {
 		for _, p := range strings.Split(after, ",") {
 			s.After = append(s.After, strings.TrimSpace(p))
@@ -91,7 +94,58 @@ func (b *builder) step(w *Workflow, f *types.Var, tag reflect.StructTag, enc *en
 			return nil
 		}
 	}
+	if !b.stepOptions(s, tag.Get("leasegen")) {
+		return nil
+	}
 	return s
+}
+
+// fanOutOf returns T and true for runtime.FanOut[T], else t and false.
+func fanOutOf(t types.Type) (types.Type, bool) {
+	named, ok := t.(*types.Named)
+	if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != runtimePath || named.Obj().Name() != "FanOut" || named.TypeArgs().Len() != 1 {
+		return t, false
+	}
+	return named.TypeArgs().At(0), true
+}
+
+// stepOptionNames are the options a step's leasegen tag takes: the task
+// options that apply to one task type, and run_on_parent_failure.
+var stepOptionNames = []string{"priority", "max_attempts", "timeout", "lease", "backoff", "concurrency", "rate", "run_on_parent_failure"}
+
+// stepOptions parses s's leasegen tag into s, reporting what it refuses
+// at s's position; it returns false when it refused something.
+func (b *builder) stepOptions(s *Step, tag string) bool {
+	ok := true
+	fail := func(hint, format string, args ...any) {
+		b.errs.add(s.Pos, hint, "step %s of workflow %s: "+format, append([]any{s.Field, s.wf.TypeName}, args...)...)
+		ok = false
+	}
+	var rest []string
+	for _, f := range fields(tag) {
+		key, _, _ := strings.Cut(f.text, "=")
+		switch {
+		case f.text == "run_on_parent_failure":
+			s.RunOnParentFailure = true
+		case !slices.Contains(stepOptionNames, key):
+			hint := didYouMean(key, stepOptionNames)
+			if hint == "" {
+				hint = "a step's leasegen tag takes " + strings.Join(stepOptionNames, ", ")
+			}
+			fail(hint, "option %q does not apply to a workflow step", key)
+		default:
+			rest = append(rest, f.text)
+		}
+	}
+	opts, errs := parseDirective(strings.Join(rest, " "))
+	for _, e := range errs {
+		fail(e.Hint, "%s", e.Msg)
+	}
+	if s.RunOnParentFailure && s.FanOut {
+		fail("drop run_on_parent_failure: a fan-out's steps exist only once the step before it succeeded", "a fan-out cannot run on its parent's failure")
+	}
+	s.Options = opts
+	return ok
 }
 
 // checkAfter checks that each step's parents are other steps of w, named
@@ -142,6 +196,53 @@ func (b *builder) checkAfter(w *Workflow) bool {
 		return false
 	}
 	return true
+}
+
+// checkFanOuts checks that each fan-out step runs after exactly one step
+// (the one that returns its payloads), and that this parent is no fan-out
+// itself, declares no result (its handler returns the payloads) and feeds
+// no other fan-out; it reports what is wrong and returns false.
+func (b *builder) checkFanOuts(w *Workflow) bool {
+	ok := true
+	fed := map[string]*Step{} // a spawner's fan-out
+	for _, s := range w.Steps {
+		if !s.FanOut {
+			continue
+		}
+		if len(s.After) != 1 {
+			b.errs.add(s.Pos, "name in its after tag the one step whose handler returns its payloads",
+				"fan-out %s of workflow %s runs after %d steps: it needs exactly one", s.Field, w.TypeName, len(s.After))
+			ok = false
+			continue
+		}
+		p := w.step(s.After[0])
+		switch {
+		case p.FanOut:
+			b.errs.add(s.Pos, "put a step between them that returns the payloads", "fan-out %s of workflow %s runs after fan-out %s: a fan-out's steps spawn none", s.Field, w.TypeName, p.Field)
+			ok = false
+		case p.ResultType != "":
+			b.errs.add(p.Pos, fmt.Sprintf("drop its result tag: its handler returns []%s, the payloads of %s", s.TypeName, s.Field),
+				"step %s of workflow %s feeds fan-out %s and declares a result", p.Field, w.TypeName, s.Field)
+			ok = false
+		case fed[p.Field] != nil:
+			b.errs.add(s.Pos, "give each fan-out a step of its own that returns its payloads",
+				"step %s of workflow %s feeds fan-outs %s and %s", p.Field, w.TypeName, fed[p.Field].Field, s.Field)
+			ok = false
+		}
+		fed[p.Field] = s
+	}
+	// A step after a spawner waits for the steps it spawns: say so in
+	// its tag.
+	for _, s := range w.Steps {
+		for _, name := range s.After {
+			if f := fed[name]; f != nil && !s.FanOut && !slices.Contains(s.After, f.Field) {
+				b.errs.add(s.Pos, fmt.Sprintf(`write after:"%s" (or both): a step after %s waits for every step of %s too`, f.Field, name, f.Field),
+					"step %s of workflow %s runs after %s, which feeds fan-out %s, but not after %s", s.Field, w.TypeName, name, f.Field, f.Field)
+				ok = false
+			}
+		}
+	}
+	return ok
 }
 
 // checkWorkflowNames reports workflows whose Go names or stored names

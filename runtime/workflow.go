@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -294,100 +293,34 @@ func (c *Client) CancelWorkflow(ctx context.Context, id WorkflowID) (int, error)
 	return n, nil
 }
 
-// Spawn completes the running workflow step t and stores, in the same
-// transaction, one step per request: the i-th named after t's step and i
-// ("split/3"), after t and before the steps after t, which then wait for
-// every spawned step as well as for t: a fan-out, and the join that reads
-// all their results (Task.Parents). Call it as the handler's last act:
-// after it committed, the handler's return value is ignored. A task that
-// is no workflow's step, a request that Enqueue would refuse, or more than
-// MaxWorkflowSteps requests fail the task for good; ErrLeaseLost means
-// nothing was stored. The requests take the client defaults (1 MiB
-// payloads, 5 attempts) and no concurrency or idempotency key.
-func (t *Task) Spawn(ctx context.Context, reqs []Request) (err error) {
-	defer func() { err = withCause(ctx, err) }()
-	if t.exec == nil {
-		return fmt.Errorf("%w: Spawn called outside a worker", ErrInvalidTask)
-	}
-	if len(reqs) > MaxWorkflowSteps {
-		return Permanent(fmt.Errorf("%w: task %d spawns %d steps, the limit is %d", ErrInvalidTask, t.ID, len(reqs), MaxWorkflowSteps))
-	}
-	x := t.exec.x
-	tasks := make([]driver.NewTask, len(reqs))
-	for i, r := range reqs {
-		task, err := x.spawner.stepTask(r)
-		if err != nil {
-			return Permanent(fmt.Errorf("task %d spawns step %d: %w", t.ID, i, err))
-		}
-		tasks[i] = task
-	}
-	if err := x.spawner.checkBeforeInsert(ctx, tasks); err != nil {
-		return err
-	}
-	tx, done, err := x.driver.BeginExecutionTx(ctx, t.exec.lease)
-	if err != nil {
-		return err
-	}
-	defer done()
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if _, err := bookkeeping.SpawnSteps(ctx, x.driver.TablesIn(tx), t.ID, tasks); err != nil {
-		if errors.Is(err, bookkeeping.ErrNotAStep) {
-			return Permanent(fmt.Errorf("%w: Spawn: %w", ErrInvalidTask, err))
-		}
-		return x.failed(err, "spawn %d steps of task %d", len(tasks), t.ID)
-	}
-	if err := t.CompleteTx(ctx, tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	notified := map[string]bool{}
-	for _, task := range tasks {
-		if !notified[task.Type] {
-			notified[task.Type] = true
-			x.driver.Notify(task.Type)
-		}
-	}
-	return nil
-}
-
-// DecodeParents decodes the results of the running step t's parents into
-// into, by step name: what a generated workflow step's adapter calls to
-// build its typed inputs. A parent missing from the step's workflow, or
-// one that did not succeed, fails the step for good.
-func DecodeParents(ctx context.Context, t *Task, into map[string]any) error {
-	parents, err := t.Parents(ctx)
-	if err != nil {
-		return err
-	}
-	for name, v := range into {
-		i := slices.IndexFunc(parents, func(p ParentResult) bool { return p.Step == name })
-		switch {
-		case i < 0:
-			return Permanent(fmt.Errorf("%w: task %d has no parent step %s", ErrInvalidTask, t.ID, name))
-		case parents[i].Status != StatusSuccess:
-			return Permanent(fmt.Errorf("%w: task %d's parent step %s is %s", ErrTaskNotSucceeded, t.ID, name, parents[i].Status))
-		}
-		if err := json.Unmarshal([]byte(parents[i].Result), v); err != nil {
-			return Permanent(fmt.Errorf("%w: the result of task %d's parent step %s does not decode into %T: %v", ErrInvalidTask, t.ID, name, v, err))
-		}
-	}
-	return nil
-}
-
-// WaitSteps waits, as Client.Wait does, until each task of steps has
-// ended, in order, and returns a *TaskEndedError for the first that did
-// not succeed: what the generated WaitX methods of workflows call.
-func WaitSteps(ctx context.Context, c *Client, steps ...TaskID) error {
-	for _, id := range steps {
-		info, err := c.Wait(ctx, id)
+// WaitWorkflow blocks, as Wait does for a task, until every step of
+// workflow id has ended, the steps its steps spawned included, and returns
+// a *TaskEndedError (errors.Is ErrTaskNotSucceeded) for the first step, by
+// name, that did not succeed: what the generated WaitX methods call.
+func (c *Client) WaitWorkflow(ctx context.Context, id WorkflowID) error {
+	for {
+		w, err := c.Workflow(ctx, id)
 		if err != nil {
 			return err
 		}
-		if info.Status != StatusSuccess {
+		// A step whose task is gone (Status "") has ended too.
+		i := slices.IndexFunc(w.Steps, func(s StepInfo) bool { return s.Status != "" && !s.Status.Terminal() })
+		if i >= 0 {
+			if _, err := c.Wait(ctx, w.Steps[i].TaskID); err != nil {
+				return err
+			}
+			continue // a step may have spawned others meanwhile
+		}
+		for _, s := range w.Steps {
+			if s.Status == StatusSuccess {
+				continue
+			}
+			info, err := c.Get(ctx, s.TaskID)
+			if err != nil {
+				return fmt.Errorf("workflow %d, step %s: %w", id, s.Name, err)
+			}
 			return &TaskEndedError{Task: info}
 		}
+		return nil
 	}
-	return nil
 }

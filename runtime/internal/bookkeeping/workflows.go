@@ -84,11 +84,11 @@ func InsertWorkflow(ctx context.Context, t driver.Tables, b WorkflowBatch) (leas
 var ErrNotAStep = errors.New("not a workflow step")
 
 // SpawnSteps stores tasks as steps of parent's workflow, in t's
-// transaction (the one that completes parent): the i-th named after
-// parent's step and i ("split/3"), each after parent and before the steps
-// parent is before, which then wait for every spawned step too. It
-// returns their ids in order.
-func SpawnSteps(ctx context.Context, t driver.Tables, parent leasetype.TaskID, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+// transaction (the one that completes parent): the i-th named after name
+// (parent's step's when empty) and i ("split/3"), each after parent and
+// before the steps parent is before, which then wait for every spawned
+// step too. It returns their ids in order.
+func SpawnSteps(ctx context.Context, t driver.Tables, parent leasetype.TaskID, name string, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
 	step, ok, err := t.StepOf(ctx, parent)
 	switch {
 	case err != nil:
@@ -96,17 +96,20 @@ func SpawnSteps(ctx context.Context, t driver.Tables, parent leasetype.TaskID, t
 	case !ok:
 		return nil, fmt.Errorf("task %d: %w", parent, ErrNotAStep)
 	}
+	if name == "" {
+		name = step.Name
+	}
 	ids, err := t.TaskInsert(ctx, tasks)
 	if err != nil {
 		return nil, err
 	}
 	for i, id := range ids {
-		name := fmt.Sprintf("%s/%d", step.Name, i)
-		if err := t.WorkflowStepInsert(ctx, driver.WorkflowStep{Workflow: step.Workflow, Task: id, Name: name}); err != nil {
-			return nil, fmt.Errorf("store spawned step %s: %w", name, err)
+		spawned := fmt.Sprintf("%s/%d", name, i)
+		if err := t.WorkflowStepInsert(ctx, driver.WorkflowStep{Workflow: step.Workflow, Task: id, Name: spawned}); err != nil {
+			return nil, fmt.Errorf("store spawned step %s: %w", spawned, err)
 		}
 		if err := t.TaskDepsCopy(ctx, parent, id); err != nil {
-			return nil, fmt.Errorf("give spawned step %s its parent's dependants: %w", name, err)
+			return nil, fmt.Errorf("give spawned step %s its parent's dependants: %w", spawned, err)
 		}
 	}
 	// The edges from parent to the spawned steps come last: the copies

@@ -355,7 +355,7 @@ func (r *registrar) Handle(taskType string, _ runtime.HandlerFunc, _ ...runtime.
 func TestRegisterTakesARegistrar(t *testing.T) {
 	var got registrar
 	dbtest.Must(t, "register", Register(&got, &Service{}))
-	if diff := cmp.Diff(registrar{TaskImport, TaskExport, TaskNotify, TaskReconcile, TaskInvoiceRun, TaskSettleCharge, TaskSettleReceipt}, got); diff != "" {
+	if diff := cmp.Diff(registrar{TaskImport, TaskExport, TaskNotify, TaskReconcile, TaskInvoiceRun, TaskSettleCharge, TaskSettleReceipt, TaskDunOverdue, TaskDunRemind, TaskDunTally}, got); diff != "" {
 		t.Errorf("registered types (-want +got):\n%s", diff)
 	}
 }
@@ -385,6 +385,41 @@ func TestGeneratedWorkflow(t *testing.T) {
 		}
 		if info, _ := b.rt.Get(bg, run.Receipt); info.Type != TaskSettleReceipt {
 			t.Errorf("Receipt's task type %q, want %q", info.Type, TaskSettleReceipt)
+		}
+	})
+}
+
+// The generated fan-out: Overdue's handler returns a reminder per email, a
+// Remind step runs for each, and Tally, which runs on its parents'
+// failure, reads their results in Overdue's order, with a failed one nil.
+// WaitDun waits for the spawned steps too, and reports the bounce.
+func TestGeneratedFanOut(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, b *bundle) {
+		b.startWorker(t)
+		emails := []string{"ada@example.com", "bob@bounce.invalid", "cy@example.com", "di@example.com"}
+		run, err := b.client.EnqueueDun(bg, Dun{Overdue: FindOverdue{Emails: emails}})
+		dbtest.Must(t, "EnqueueDun", err)
+		ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+		defer cancel()
+		err = b.client.WaitDun(ctx, run)
+		var ended *runtime.TaskEndedError
+		if !errors.As(err, &ended) || ended.Task.Type != TaskDunRemind || ended.Task.Status != runtime.StatusFailed {
+			t.Fatalf("WaitDun: %v, want the bounced Remind step's *runtime.TaskEndedError", err)
+		}
+		if diff := cmp.Diff([]string{"sent failed sent sent"}, b.service.Tallies()); diff != "" {
+			t.Errorf("tallies (-want +got):\n%s", diff)
+		}
+		w, err := b.rt.Workflow(bg, run.ID)
+		dbtest.Must(t, "Workflow", err)
+		var names []string
+		for _, s := range w.Steps {
+			names = append(names, s.Name)
+			if !s.Status.Terminal() {
+				t.Errorf("step %s is %s after WaitDun", s.Name, s.Status)
+			}
+		}
+		if diff := cmp.Diff([]string{"Overdue", "Remind/0", "Remind/1", "Remind/2", "Remind/3", "Tally"}, names); diff != "" {
+			t.Errorf("steps (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -57,6 +57,18 @@ const (
 	TaskSettleCharge = "settle.charge"
 	// TaskSettleReceipt is the task type of step Receipt of Settle.
 	TaskSettleReceipt = "settle.receipt"
+	// WorkflowDun is the name stored for workflows of Dun.
+	//
+	// Dun reminds each customer with an overdue invoice, a step each, then
+	// tallies the reminders: how many there are is known only once Overdue
+	// ran, and the tally runs even when some reminders failed.
+	WorkflowDun = "dun"
+	// TaskDunOverdue is the task type of step Overdue of Dun.
+	TaskDunOverdue = "dun.overdue"
+	// TaskDunRemind is the task type of step Remind of Dun.
+	TaskDunRemind = "dun.remind"
+	// TaskDunTally is the task type of step Tally of Dun.
+	TaskDunTally = "dun.tally"
 )
 
 // Client enqueues the tasks of package billing with typed payloads.
@@ -524,7 +536,91 @@ func newSettleWorkflow(w Settle, opts []runtime.EnqueueOption) (runtime.Workflow
 // WaitSettle blocks until every step of run has ended; a step that ended FAILED or
 // CANCELLED returns a *runtime.TaskEndedError (errors.Is runtime.ErrTaskNotSucceeded).
 func (c *Client) WaitSettle(ctx context.Context, run SettleRun) error {
-	return runtime.WaitSteps(ctx, c.rt, run.Charge, run.Receipt)
+	return c.rt.WaitWorkflow(ctx, run.ID)
+}
+
+// DunRun is a stored Dun workflow: its id and the tasks of its steps that are no fan-out
+// (Client.Workflow lists the spawned ones).
+type DunRun struct {
+	ID      runtime.WorkflowID
+	Overdue runtime.TaskID // step Overdue's task
+	Tally   runtime.TaskID // step Tally's task
+}
+
+// EnqueueDun stores workflow w's steps in one transaction, each with its field's
+// payload: a step starts once the steps its after tag names succeeded. opts apply
+// to every step.
+func (c *Client) EnqueueDun(ctx context.Context, w Dun, opts ...runtime.EnqueueOption) (DunRun, error) {
+	wf, err := newDunWorkflow(w, opts)
+	if err != nil {
+		return DunRun{}, err
+	}
+	run, err := c.rt.EnqueueWorkflow(ctx, wf)
+	if err != nil {
+		return DunRun{}, err
+	}
+	return DunRun{
+		ID:      run.ID,
+		Overdue: run.Tasks["Overdue"],
+		Tally:   run.Tasks["Tally"],
+	}, nil
+}
+
+// EnqueueDunTx stores workflow w inside tx: its steps exist once tx commits,
+// and never if it rolls back.
+func (c *Client) EnqueueDunTx(ctx context.Context, tx *sql.Tx, w Dun, opts ...runtime.EnqueueOption) (DunRun, error) {
+	wf, err := newDunWorkflow(w, opts)
+	if err != nil {
+		return DunRun{}, err
+	}
+	run, err := c.rt.EnqueueWorkflowTx(ctx, tx, wf)
+	if err != nil {
+		return DunRun{}, err
+	}
+	return DunRun{
+		ID:      run.ID,
+		Overdue: run.Tasks["Overdue"],
+		Tally:   run.Tasks["Tally"],
+	}, nil
+}
+
+// newDunWorkflow encodes w's payloads into the steps of a Dun workflow.
+func newDunWorkflow(w Dun, opts []runtime.EnqueueOption) (runtime.Workflow, error) {
+	pOverdue, err := runtime.EncodePayload(w.Overdue)
+	if err != nil {
+		return runtime.Workflow{}, err
+	}
+	pTally, err := runtime.EncodePayload(w.Tally)
+	if err != nil {
+		return runtime.Workflow{}, err
+	}
+	return runtime.Workflow{
+		Name: WorkflowDun,
+		Steps: []runtime.Step{{
+			Name: "Overdue",
+			Request: runtime.Request{
+				Options: append([]runtime.EnqueueOption{runtime.WithMaxAttempts(3)}, opts...),
+				Payload: pOverdue,
+				Type:    TaskDunOverdue,
+			},
+		}, {
+			After: []string{"Overdue"},
+			Name:  "Tally",
+			Request: runtime.Request{
+				Options: opts,
+				Payload: pTally,
+				Type:    TaskDunTally,
+			},
+			RunOnParentFailure: true,
+		}},
+	}, nil
+}
+
+// WaitDun blocks until every step of run has ended, the steps a fan-out spawned
+// included; a step that ended FAILED or CANCELLED returns a *runtime.TaskEndedError
+// (errors.Is runtime.ErrTaskNotSucceeded).
+func (c *Client) WaitDun(ctx context.Context, run DunRun) error {
+	return c.rt.WaitWorkflow(ctx, run.ID)
 }
 
 // ImportHandler handles TaskImport tasks.
@@ -600,6 +696,31 @@ type SettleHandler interface {
 	HandleSettleReceipt(ctx context.Context, t *runtime.Task, p SendReceipt, in SettleReceiptInputs) error
 }
 
+// DunTallyInputs are the results of the parents of step Tally of Dun.
+type DunTallyInputs struct {
+	Remind []*bool // what each step of fan-out Remind returned, in its order; nil for one that did not succeed
+}
+
+// DunHandler handles the steps of Dun workflows.
+//
+// Dun reminds each customer with an overdue invoice, a step each, then
+// tallies the reminders: how many there are is known only once Overdue
+// ran, and the tally runs even when some reminders failed.
+type DunHandler interface {
+	// HandleDunOverdue runs step Overdue, after its parents succeeded; an error retries it
+	// with backoff unless it is runtime.Permanent, and runtime.Snooze(d) runs it again later.
+	// It returns the payloads of fan-out Remind: a step each, stored with its completion.
+	HandleDunOverdue(ctx context.Context, t *runtime.Task, p FindOverdue) ([]RemindCustomer, error)
+	// HandleDunRemind runs one step of fan-out Remind, for an element Overdue returned; an error
+	// retries it with backoff unless it is runtime.Permanent.
+	// Its bool is stored with the completion for the steps after it.
+	HandleDunRemind(ctx context.Context, t *runtime.Task, p RemindCustomer) (bool, error)
+	// HandleDunTally runs step Tally once its parents ended, whether or not they succeeded;
+	// an error retries it with backoff unless it is runtime.Permanent.
+	// in holds its parents' results.
+	HandleDunTally(ctx context.Context, t *runtime.Task, p TallyReminders, in DunTallyInputs) error
+}
+
 // Handlers handles every task and workflow step of package billing; Register needs all of them,
 // so a missing handler is a compile error.
 type Handlers interface {
@@ -609,6 +730,7 @@ type Handlers interface {
 	ReconcileHandler
 	InvoiceRunHandler
 	SettleHandler
+	DunHandler
 }
 
 // RegisterImport wires TaskImport tasks to h on w, with the options of the annotation;
@@ -661,6 +783,20 @@ func RegisterSettle(w runtime.Registrar, h SettleHandler) error {
 	return nil
 }
 
+// RegisterDun wires the steps of Dun workflows to h on w. Call it before the worker starts.
+func RegisterDun(w runtime.Registrar, h DunHandler) error {
+	if err := w.Handle(TaskDunOverdue, handleDunOverdue(h)); err != nil {
+		return err
+	}
+	if err := w.Handle(TaskDunRemind, handleDunRemind(h), runtime.WithConcurrency(4)); err != nil {
+		return err
+	}
+	if err := w.Handle(TaskDunTally, handleDunTally(h)); err != nil {
+		return err
+	}
+	return nil
+}
+
 // Register wires every task and workflow step of package billing to h on w, with the options of its
 // annotation. w is a *runtime.Worker, or a test harness; call it before the worker starts.
 func Register(w runtime.Registrar, h Handlers) error {
@@ -680,6 +816,9 @@ func Register(w runtime.Registrar, h Handlers) error {
 		return err
 	}
 	if err := RegisterSettle(w, h); err != nil {
+		return err
+	}
+	if err := RegisterDun(w, h); err != nil {
 		return err
 	}
 	return nil
@@ -775,5 +914,61 @@ func handleSettleReceipt(h SettleHandler) runtime.HandlerFunc {
 			return err
 		}
 		return h.HandleSettleReceipt(ctx, t, p, in)
+	}
+}
+
+// handleDunOverdue decodes step Overdue's payload and inputs for h.
+func handleDunOverdue(h DunHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p FindOverdue
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		payloads, err := h.HandleDunOverdue(ctx, t, p)
+		if err != nil {
+			return err
+		}
+		reqs := make([]runtime.Request, len(payloads))
+		for i, payload := range payloads {
+			b, err := runtime.EncodePayload(payload)
+			if err != nil {
+				return runtime.Permanent(err)
+			}
+			reqs[i] = runtime.Request{
+				Payload: b,
+				Type:    TaskDunRemind,
+			}
+		}
+		return t.SpawnNamed(ctx, "Remind", reqs)
+	}
+}
+
+// handleDunRemind decodes step Remind's payload and inputs for h.
+func handleDunRemind(h DunHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p RemindCustomer
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		r, err := h.HandleDunRemind(ctx, t, p)
+		if err != nil {
+			return err
+		}
+		return t.SetResultJSON(r)
+	}
+}
+
+// handleDunTally decodes step Tally's payload and inputs for h.
+func handleDunTally(h DunHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p TallyReminders
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		var in DunTallyInputs
+		if err := runtime.DecodeParents(ctx, t, map[string]any{"Remind/*": &in.Remind}); err != nil {
+			return err
+		}
+		return h.HandleDunTally(ctx, t, p, in)
 	}
 }

@@ -5,6 +5,7 @@ package billing
 import (
 	"time"
 
+	"github.com/leasegen/leasegen/runtime"
 	"github.com/leasegen/leasegen/testdata/example/money"
 )
 
@@ -109,3 +110,28 @@ type ChargeID string
 type SendReceipt struct {
 	Email string `json:"email"`
 }
+
+// Dun reminds each customer with an overdue invoice, a step each, then
+// tallies the reminders: how many there are is known only once Overdue
+// ran, and the tally runs even when some reminders failed.
+//
+//leasegen:workflow
+type Dun struct {
+	Overdue FindOverdue                    `leasegen:"max_attempts=3"`
+	Remind  runtime.FanOut[RemindCustomer] `after:"Overdue" result:"bool" leasegen:"concurrency=4"`
+	Tally   TallyReminders                 `after:"Remind" leasegen:"run_on_parent_failure"`
+}
+
+// FindOverdue is the payload of Dun's first step, which returns a
+// RemindCustomer per email.
+type FindOverdue struct {
+	Emails []string `json:"emails"`
+}
+
+// RemindCustomer is the payload of each step of Dun's fan-out.
+type RemindCustomer struct {
+	Email string `json:"email"`
+}
+
+// TallyReminders is the payload of Dun's last step.
+type TallyReminders struct{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,7 @@ type Service struct {
 	reconciles  []time.Time // the ticks HandleReconcile ran for
 	invoiceRuns []InvoiceRunPayload
 	receipts    []string // "email: charge id", for each receipt sent
+	tallies     []string // what HandleDunTally saw, a line each
 }
 
 var _ Handlers = (*Service)(nil)
@@ -124,6 +126,48 @@ func (s *Service) HandleSettleReceipt(_ context.Context, _ *runtime.Task, p Send
 	defer s.mu.Unlock()
 	s.receipts = append(s.receipts, p.Email+": "+string(in.Charge))
 	return nil
+}
+
+// HandleDunOverdue returns a reminder per overdue customer: Dun's fan-out
+// runs a Remind step for each.
+func (s *Service) HandleDunOverdue(_ context.Context, _ *runtime.Task, p FindOverdue) ([]RemindCustomer, error) {
+	reminders := make([]RemindCustomer, len(p.Emails))
+	for i, email := range p.Emails {
+		reminders[i] = RemindCustomer{Email: email}
+	}
+	return reminders, nil
+}
+
+// HandleDunRemind pretends to mail a reminder; an address at
+// bounce.invalid fails for good, as a hard bounce would.
+func (s *Service) HandleDunRemind(_ context.Context, _ *runtime.Task, p RemindCustomer) (bool, error) {
+	if strings.HasSuffix(p.Email, "@bounce.invalid") {
+		return false, runtime.Permanent(fmt.Errorf("reminder to %s bounced", p.Email))
+	}
+	return true, nil
+}
+
+// HandleDunTally records which reminders were sent, in the order Overdue
+// returned them: "sent" for each that succeeded, "failed" for the others.
+func (s *Service) HandleDunTally(_ context.Context, _ *runtime.Task, _ TallyReminders, in DunTallyInputs) error {
+	outcomes := make([]string, len(in.Remind))
+	for i, sent := range in.Remind {
+		outcomes[i] = "failed"
+		if sent != nil && *sent {
+			outcomes[i] = "sent"
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tallies = append(s.tallies, strings.Join(outcomes, " "))
+	return nil
+}
+
+// Tallies returns what HandleDunTally recorded, a line per Dun workflow.
+func (s *Service) Tallies() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.tallies...)
 }
 
 // Receipts returns the receipts HandleSettleReceipt sent.

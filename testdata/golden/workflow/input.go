@@ -1,5 +1,7 @@
 package workflow
 
+import "github.com/leasegen/leasegen/runtime"
+
 // CreateAccount opens the account.
 type CreateAccount struct {
 	Email string `json:"email"`
@@ -35,4 +37,36 @@ type Onboard struct {
 //leasegen:task
 type NotifyPayload struct {
 	To string `json:"to"`
+}
+
+// ListPages lists the pages of a site.
+type ListPages struct {
+	Site string `json:"site"`
+}
+
+// FetchPage fetches one page.
+type FetchPage struct {
+	URL string `json:"url"`
+}
+
+// Page is what a FetchPage step returns.
+type Page struct {
+	Bytes int `json:"bytes"`
+}
+
+// IndexSite indexes what the fetches returned.
+type IndexSite struct{}
+
+// Report reports, whatever happened.
+type Report struct{}
+
+// Crawl fetches a site's pages in parallel and indexes them, and then
+// reports even when the indexing failed.
+//
+//leasegen:workflow
+type Crawl struct {
+	List   ListPages                 `leasegen:"max_attempts=3 timeout=30s"`
+	Fetch  runtime.FanOut[FetchPage] `after:"List" result:"Page" leasegen:"concurrency=4 priority=2"`
+	Index  IndexSite                 `after:"Fetch" result:"int"`
+	Report Report                    `after:"Fetch,Index" leasegen:"run_on_parent_failure"`
 }

@@ -8,6 +8,7 @@ package workflow
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/leasegen/leasegen/runtime"
 )
@@ -36,6 +37,19 @@ const (
 	TaskOnboardVerify = "onboard.verify"
 	// TaskOnboardWelcome is the task type of step Welcome of Onboard.
 	TaskOnboardWelcome = "onboard.welcome"
+	// WorkflowCrawl is the name stored for workflows of Crawl.
+	//
+	// Crawl fetches a site's pages in parallel and indexes them, and then
+	// reports even when the indexing failed.
+	WorkflowCrawl = "crawl"
+	// TaskCrawlList is the task type of step List of Crawl.
+	TaskCrawlList = "crawl.list"
+	// TaskCrawlFetch is the task type of step Fetch of Crawl.
+	TaskCrawlFetch = "crawl.fetch"
+	// TaskCrawlIndex is the task type of step Index of Crawl.
+	TaskCrawlIndex = "crawl.index"
+	// TaskCrawlReport is the task type of step Report of Crawl.
+	TaskCrawlReport = "crawl.report"
 )
 
 // Client enqueues the tasks of package workflow with typed payloads.
@@ -224,7 +238,106 @@ func newOnboardWorkflow(w Onboard, opts []runtime.EnqueueOption) (runtime.Workfl
 // WaitOnboard blocks until every step of run has ended; a step that ended FAILED or
 // CANCELLED returns a *runtime.TaskEndedError (errors.Is runtime.ErrTaskNotSucceeded).
 func (c *Client) WaitOnboard(ctx context.Context, run OnboardRun) error {
-	return runtime.WaitSteps(ctx, c.rt, run.Create, run.Verify, run.Welcome)
+	return c.rt.WaitWorkflow(ctx, run.ID)
+}
+
+// CrawlRun is a stored Crawl workflow: its id and the tasks of its steps that are no fan-out
+// (Client.Workflow lists the spawned ones).
+type CrawlRun struct {
+	ID     runtime.WorkflowID
+	List   runtime.TaskID // step List's task
+	Index  runtime.TaskID // step Index's task
+	Report runtime.TaskID // step Report's task
+}
+
+// EnqueueCrawl stores workflow w's steps in one transaction, each with its field's
+// payload: a step starts once the steps its after tag names succeeded. opts apply
+// to every step.
+func (c *Client) EnqueueCrawl(ctx context.Context, w Crawl, opts ...runtime.EnqueueOption) (CrawlRun, error) {
+	wf, err := newCrawlWorkflow(w, opts)
+	if err != nil {
+		return CrawlRun{}, err
+	}
+	run, err := c.rt.EnqueueWorkflow(ctx, wf)
+	if err != nil {
+		return CrawlRun{}, err
+	}
+	return CrawlRun{
+		ID:     run.ID,
+		Index:  run.Tasks["Index"],
+		List:   run.Tasks["List"],
+		Report: run.Tasks["Report"],
+	}, nil
+}
+
+// EnqueueCrawlTx stores workflow w inside tx: its steps exist once tx commits,
+// and never if it rolls back.
+func (c *Client) EnqueueCrawlTx(ctx context.Context, tx *sql.Tx, w Crawl, opts ...runtime.EnqueueOption) (CrawlRun, error) {
+	wf, err := newCrawlWorkflow(w, opts)
+	if err != nil {
+		return CrawlRun{}, err
+	}
+	run, err := c.rt.EnqueueWorkflowTx(ctx, tx, wf)
+	if err != nil {
+		return CrawlRun{}, err
+	}
+	return CrawlRun{
+		ID:     run.ID,
+		Index:  run.Tasks["Index"],
+		List:   run.Tasks["List"],
+		Report: run.Tasks["Report"],
+	}, nil
+}
+
+// newCrawlWorkflow encodes w's payloads into the steps of a Crawl workflow.
+func newCrawlWorkflow(w Crawl, opts []runtime.EnqueueOption) (runtime.Workflow, error) {
+	pList, err := runtime.EncodePayload(w.List)
+	if err != nil {
+		return runtime.Workflow{}, err
+	}
+	pIndex, err := runtime.EncodePayload(w.Index)
+	if err != nil {
+		return runtime.Workflow{}, err
+	}
+	pReport, err := runtime.EncodePayload(w.Report)
+	if err != nil {
+		return runtime.Workflow{}, err
+	}
+	return runtime.Workflow{
+		Name: WorkflowCrawl,
+		Steps: []runtime.Step{{
+			Name: "List",
+			Request: runtime.Request{
+				Options: append([]runtime.EnqueueOption{runtime.WithMaxAttempts(3)}, opts...),
+				Payload: pList,
+				Type:    TaskCrawlList,
+			},
+		}, {
+			After: []string{"List"},
+			Name:  "Index",
+			Request: runtime.Request{
+				Options: opts,
+				Payload: pIndex,
+				Type:    TaskCrawlIndex,
+			},
+		}, {
+			After: []string{"List", "Index"},
+			Name:  "Report",
+			Request: runtime.Request{
+				Options: opts,
+				Payload: pReport,
+				Type:    TaskCrawlReport,
+			},
+			RunOnParentFailure: true,
+		}},
+	}, nil
+}
+
+// WaitCrawl blocks until every step of run has ended, the steps a fan-out spawned
+// included; a step that ended FAILED or CANCELLED returns a *runtime.TaskEndedError
+// (errors.Is runtime.ErrTaskNotSucceeded).
+func (c *Client) WaitCrawl(ctx context.Context, run CrawlRun) error {
+	return c.rt.WaitWorkflow(ctx, run.ID)
 }
 
 // NotifyHandler handles TaskNotify tasks.
@@ -267,11 +380,47 @@ type OnboardHandler interface {
 	HandleOnboardWelcome(ctx context.Context, t *runtime.Task, p Welcome, in OnboardWelcomeInputs) error
 }
 
+// CrawlIndexInputs are the results of the parents of step Index of Crawl.
+type CrawlIndexInputs struct {
+	Fetch []Page // what each step of fan-out Fetch returned, in its order
+}
+
+// CrawlReportInputs are the results of the parents of step Report of Crawl.
+type CrawlReportInputs struct {
+	Fetch []*Page // what each step of fan-out Fetch returned, in its order; nil for one that did not succeed
+	Index *int    // what step Index returned; nil when it did not succeed
+}
+
+// CrawlHandler handles the steps of Crawl workflows.
+//
+// Crawl fetches a site's pages in parallel and indexes them, and then
+// reports even when the indexing failed.
+type CrawlHandler interface {
+	// HandleCrawlList runs step List, after its parents succeeded; an error retries it
+	// with backoff unless it is runtime.Permanent, and runtime.Snooze(d) runs it again later.
+	// It returns the payloads of fan-out Fetch: a step each, stored with its completion.
+	HandleCrawlList(ctx context.Context, t *runtime.Task, p ListPages) ([]FetchPage, error)
+	// HandleCrawlFetch runs one step of fan-out Fetch, for an element List returned; an error
+	// retries it with backoff unless it is runtime.Permanent.
+	// Its Page is stored with the completion for the steps after it.
+	HandleCrawlFetch(ctx context.Context, t *runtime.Task, p FetchPage) (Page, error)
+	// HandleCrawlIndex runs step Index, after its parents succeeded; an error retries it
+	// with backoff unless it is runtime.Permanent, and runtime.Snooze(d) runs it again later.
+	// in holds its parents' results.
+	// Its int is stored with the completion for the steps after it.
+	HandleCrawlIndex(ctx context.Context, t *runtime.Task, p IndexSite, in CrawlIndexInputs) (int, error)
+	// HandleCrawlReport runs step Report once its parents ended, whether or not they succeeded;
+	// an error retries it with backoff unless it is runtime.Permanent.
+	// in holds its parents' results.
+	HandleCrawlReport(ctx context.Context, t *runtime.Task, p Report, in CrawlReportInputs) error
+}
+
 // Handlers handles every task and workflow step of package workflow; Register needs all of them,
 // so a missing handler is a compile error.
 type Handlers interface {
 	NotifyHandler
 	OnboardHandler
+	CrawlHandler
 }
 
 // RegisterNotify wires TaskNotify tasks to h on w, with the options of the annotation;
@@ -294,6 +443,23 @@ func RegisterOnboard(w runtime.Registrar, h OnboardHandler) error {
 	return nil
 }
 
+// RegisterCrawl wires the steps of Crawl workflows to h on w. Call it before the worker starts.
+func RegisterCrawl(w runtime.Registrar, h CrawlHandler) error {
+	if err := w.Handle(TaskCrawlList, handleCrawlList(h), runtime.WithTimeout(30*time.Second)); err != nil {
+		return err
+	}
+	if err := w.Handle(TaskCrawlFetch, handleCrawlFetch(h), runtime.WithConcurrency(4)); err != nil {
+		return err
+	}
+	if err := w.Handle(TaskCrawlIndex, handleCrawlIndex(h)); err != nil {
+		return err
+	}
+	if err := w.Handle(TaskCrawlReport, handleCrawlReport(h)); err != nil {
+		return err
+	}
+	return nil
+}
+
 // Register wires every task and workflow step of package workflow to h on w, with the options of its
 // annotation. w is a *runtime.Worker, or a test harness; call it before the worker starts.
 func Register(w runtime.Registrar, h Handlers) error {
@@ -301,6 +467,9 @@ func Register(w runtime.Registrar, h Handlers) error {
 		return err
 	}
 	if err := RegisterOnboard(w, h); err != nil {
+		return err
+	}
+	if err := RegisterCrawl(w, h); err != nil {
 		return err
 	}
 	return nil
@@ -366,5 +535,84 @@ func handleOnboardWelcome(h OnboardHandler) runtime.HandlerFunc {
 			return err
 		}
 		return h.HandleOnboardWelcome(ctx, t, p, in)
+	}
+}
+
+// handleCrawlList decodes step List's payload and inputs for h.
+func handleCrawlList(h CrawlHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p ListPages
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		payloads, err := h.HandleCrawlList(ctx, t, p)
+		if err != nil {
+			return err
+		}
+		reqs := make([]runtime.Request, len(payloads))
+		for i, payload := range payloads {
+			b, err := runtime.EncodePayload(payload)
+			if err != nil {
+				return runtime.Permanent(err)
+			}
+			reqs[i] = runtime.Request{
+				Options: []runtime.EnqueueOption{runtime.WithPriority(2)},
+				Payload: b,
+				Type:    TaskCrawlFetch,
+			}
+		}
+		return t.SpawnNamed(ctx, "Fetch", reqs)
+	}
+}
+
+// handleCrawlFetch decodes step Fetch's payload and inputs for h.
+func handleCrawlFetch(h CrawlHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p FetchPage
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		r, err := h.HandleCrawlFetch(ctx, t, p)
+		if err != nil {
+			return err
+		}
+		return t.SetResultJSON(r)
+	}
+}
+
+// handleCrawlIndex decodes step Index's payload and inputs for h.
+func handleCrawlIndex(h CrawlHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p IndexSite
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		var in CrawlIndexInputs
+		if err := runtime.DecodeParents(ctx, t, map[string]any{"Fetch/*": &in.Fetch}); err != nil {
+			return err
+		}
+		r, err := h.HandleCrawlIndex(ctx, t, p, in)
+		if err != nil {
+			return err
+		}
+		return t.SetResultJSON(r)
+	}
+}
+
+// handleCrawlReport decodes step Report's payload and inputs for h.
+func handleCrawlReport(h CrawlHandler) runtime.HandlerFunc {
+	return func(ctx context.Context, t *runtime.Task) error {
+		var p Report
+		if err := runtime.DecodePayload(t, &p); err != nil {
+			return err
+		}
+		var in CrawlReportInputs
+		if err := runtime.DecodeParents(ctx, t, map[string]any{
+			"Fetch/*": &in.Fetch,
+			"Index":   &in.Index,
+		}); err != nil {
+			return err
+		}
+		return h.HandleCrawlReport(ctx, t, p, in)
 	}
 }
