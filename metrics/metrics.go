@@ -37,6 +37,9 @@ type Metrics struct {
 	conflictRetries   prometheus.Counter
 	keyReleases       prometheus.Counter
 	stepsSettled      *prometheus.CounterVec
+	workflowsStarted  *prometheus.CounterVec
+	workflowsEnded    *prometheus.CounterVec
+	workflowDuration  *prometheus.HistogramVec
 	queueDepth        *prometheus.GaugeVec
 	oldestQueued      *prometheus.GaugeVec
 	paused            *prometheus.GaugeVec
@@ -94,6 +97,16 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		stepsSettled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "async_task_workflow_steps_settled_total", Help: "Workflow steps decided after their parents ended: queued, or cancelled by a parent that ended without success.",
 		}, []string{"decision"}),
+		workflowsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "async_task_workflows_started_total", Help: "Workflows stored by this process's enqueues, by workflow name.",
+		}, []string{"workflow"}),
+		workflowsEnded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "async_task_workflows_ended_total", Help: "Workflows whose every step ended, by workflow name and status (succeeded, failed: a step failed, cancelled); each end is counted by one process, the one whose recovery pass found it.",
+		}, []string{"workflow", "status"}),
+		workflowDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "async_task_workflow_duration_seconds", Help: "Time from a workflow's enqueue to its last step's end, on the database's clock, by workflow name and status.",
+			Buckets: prometheus.ExponentialBuckets(.01, 4, 12),
+		}, []string{"workflow", "status"}),
 		conflictRetries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "async_task_conflict_retries_total", Help: "Operations run again after a deadlock, a lock-wait timeout or a busy database.",
 		}),
@@ -122,7 +135,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		m.enqueued, m.finished, m.duration, m.claimLatency, m.running, m.renewals, m.renewalSuccesses,
-		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.keyReleases, m.stepsSettled, m.queueDepth, m.oldestQueued, m.paused,
+		m.heartbeatFailures, m.leaseExpired, m.recoveries, m.recoveryDelay, m.conflictRetries, m.keyReleases, m.stepsSettled,
+		m.workflowsStarted, m.workflowsEnded, m.workflowDuration, m.queueDepth, m.oldestQueued, m.paused,
 		m.scheduleTicks, m.scheduleMissed, m.scheduleLag, m.scheduleOverdue,
 	} {
 		if err := reg.Register(c); err != nil {
@@ -179,6 +193,21 @@ func (m *Metrics) KeysReleased(_, released int) { m.keyReleases.Add(float64(rele
 func (m *Metrics) StepsSettled(queued, cancelled int) {
 	m.stepsSettled.WithLabelValues("queued").Add(float64(queued))
 	m.stepsSettled.WithLabelValues("cancelled").Add(float64(cancelled))
+}
+
+// WorkflowStarted implements runtime.Observer.
+func (m *Metrics) WorkflowStarted(name string) { m.workflowsStarted.WithLabelValues(name).Inc() }
+
+// WorkflowEnded implements runtime.Observer.
+func (m *Metrics) WorkflowEnded(name string, status runtime.Status, took time.Duration) {
+	label := workflowStatusLabels[status]
+	m.workflowsEnded.WithLabelValues(name, label).Inc()
+	m.workflowDuration.WithLabelValues(name, label).Observe(took.Seconds())
+}
+
+// workflowStatusLabels name a workflow's end in the status label.
+var workflowStatusLabels = map[runtime.Status]string{
+	runtime.StatusSuccess: "succeeded", runtime.StatusFailed: "failed", runtime.StatusCancelled: "cancelled",
 }
 
 // ScheduleFired implements runtime.Observer.

@@ -25,7 +25,7 @@ import (
 )
 
 // openEngine returns a migrated engine of kind observed by m.
-func openEngine(t *testing.T, kind string, m *Metrics) (*runtime.Engine, *sql.DB) {
+func openEngine(t *testing.T, kind string, m runtime.Observer) (*runtime.Engine, *sql.DB) {
 	t.Helper()
 	switch kind {
 	case "mysql":

@@ -41,6 +41,15 @@ type Observer interface {
 	// StepsSettled reports workflow steps whose parents ended: queued
 	// became QUEUED, cancelled CANCELLED (a parent ended without success).
 	StepsSettled(queued, cancelled int)
+	// WorkflowStarted reports a stored workflow (inside a caller's
+	// transaction: when its statements ran).
+	WorkflowStarted(name string)
+	// WorkflowEnded reports a workflow whose every step has ended, once
+	// across all processes (the one whose recovery pass found it): status
+	// is SUCCESS (every step succeeded), FAILED (a step failed) or
+	// CANCELLED; took runs from its enqueue to its last step's end, on the
+	// database's clock.
+	WorkflowEnded(name string, status Status, took time.Duration)
 }
 
 // ScheduleFiring is what one fire of a due schedule did.
@@ -81,16 +90,18 @@ type BaseObserver struct{}
 
 var _ Observer = BaseObserver{}
 
-func (BaseObserver) TasksEnqueued(string, int)                  {}
-func (BaseObserver) TaskStarted(string, time.Duration)          {}
-func (BaseObserver) TaskFinished(string, string, time.Duration) {}
-func (BaseObserver) LeasesRenewed(int, int)                     {}
-func (BaseObserver) HeartbeatFailed(int)                        {}
-func (BaseObserver) LeaseRecovered(string, time.Duration)       {}
-func (BaseObserver) ConflictRetried()                           {}
-func (BaseObserver) ScheduleFired(ScheduleFiring)               {}
-func (BaseObserver) KeysReleased(int, int)                      {}
-func (BaseObserver) StepsSettled(int, int)                      {}
+func (BaseObserver) TasksEnqueued(string, int)                   {}
+func (BaseObserver) TaskStarted(string, time.Duration)           {}
+func (BaseObserver) TaskFinished(string, string, time.Duration)  {}
+func (BaseObserver) LeasesRenewed(int, int)                      {}
+func (BaseObserver) HeartbeatFailed(int)                         {}
+func (BaseObserver) LeaseRecovered(string, time.Duration)        {}
+func (BaseObserver) ConflictRetried()                            {}
+func (BaseObserver) ScheduleFired(ScheduleFiring)                {}
+func (BaseObserver) KeysReleased(int, int)                       {}
+func (BaseObserver) StepsSettled(int, int)                       {}
+func (BaseObserver) WorkflowStarted(string)                      {}
+func (BaseObserver) WorkflowEnded(string, Status, time.Duration) {}
 
 // Stats counts what one worker did since it started.
 type Stats struct {

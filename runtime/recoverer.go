@@ -40,6 +40,9 @@ type recoverer struct {
 	// stepsCursor is the last waiting step the previous pass read (0: it
 	// read the last one; this pass starts from the first).
 	stepsCursor leasetype.TaskID
+	// workflowsCursor is the last open workflow the previous pass read (0:
+	// it read the last one).
+	workflowsCursor leasetype.WorkflowID
 }
 
 func newRecoverer(w *Worker) *recoverer {
@@ -59,6 +62,7 @@ func (r *recoverer) run(ctx context.Context, stop <-chan struct{}) {
 		r.pass(ctx, stop)
 		r.releaseStalledKeys(ctx)
 		r.settleStalledSteps(ctx)
+		r.endWorkflows(ctx)
 		select {
 		case <-stop:
 			return

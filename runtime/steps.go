@@ -118,3 +118,21 @@ func (r *recoverer) settleStalledSteps(ctx context.Context) {
 		}
 	}
 }
+
+// openWorkflowBatch bounds the open workflows one recovery pass reads.
+const openWorkflowBatch = 100
+
+// endWorkflows ends the next page of open workflows whose every step has
+// ended (bookkeeping.EndWorkflows), and reports those this process ended.
+func (r *recoverer) endWorkflows(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, r.interval)
+	defer cancel()
+	ended, next, err := bookkeeping.EndWorkflows(ctx, r.tables, r.workflowsCursor, openWorkflowBatch)
+	r.workflowsCursor = next
+	for _, w := range ended {
+		r.observer.WorkflowEnded(w.Name, w.Status, w.Took)
+	}
+	if err != nil {
+		r.logger.Error("leasegen: ending finished workflows failed", "worker", r.workerID, "err", err)
+	}
+}

@@ -140,6 +140,7 @@ func (c *Client) storeWorkflow(ctx context.Context, q driver.DBTX, w Workflow, g
 	graph.id = id
 	c.engine.stepsWaiting.Store(true)
 	c.countEnqueued(b.Tasks)
+	c.engine.observer.WorkflowStarted(w.Name)
 	return ids, nil
 }
 

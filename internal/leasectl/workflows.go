@@ -72,21 +72,29 @@ func listWorkflows(ctx context.Context, e *env, args []string) error {
 		out := make([]workflowSummaryJSON, len(list))
 		for i, w := range list {
 			out[i] = workflowSummaryJSON{ID: int64(w.ID), Name: w.Name, CreatedAt: w.CreatedAt, Steps: w.Steps,
-				Succeeded: w.Succeeded, Failed: w.Failed, State: w.State()}
+				Succeeded: w.Succeeded, Failed: w.Failed, State: w.State(), Status: string(w.Status), EndedAt: endedAt(w.EndedAt)}
 		}
 		return writeJSON(e.stdout, out)
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tNAME\tCREATED\tSTEPS\tSUCCEEDED\tFAILED OR CANCELLED\tSTATE")
+	fmt.Fprintln(w, "ID\tNAME\tCREATED\tSTEPS\tSUCCEEDED\tFAILED OR CANCELLED\tSTATE\tENDED")
 	for _, s := range list {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%d\t%d\t%d\t%s\n", s.ID, s.Name, stamp(s.CreatedAt), s.Steps, s.Succeeded, s.Failed, s.State())
+		ended := "-"
+		if s.Status != "" {
+			ended = stamp(s.EndedAt) + " " + string(s.Status)
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, s.Name, stamp(s.CreatedAt), s.Steps, s.Succeeded, s.Failed, s.State(), ended)
 	}
 	return w.Flush()
 }
 
 // printWorkflow prints w and a line per step.
 func printWorkflow(e *env, w runtime.WorkflowInfo) error {
-	fmt.Fprintf(e.stdout, "workflow %d %s, created %s\n", w.ID, w.Name, stamp(w.CreatedAt))
+	fmt.Fprintf(e.stdout, "workflow %d %s, created %s", w.ID, w.Name, stamp(w.CreatedAt))
+	if w.Status != "" {
+		fmt.Fprintf(e.stdout, ", ended %s %s after %s", stamp(w.EndedAt), w.Status, w.EndedAt.Sub(w.CreatedAt).Round(time.Millisecond))
+	}
+	fmt.Fprintln(e.stdout)
 	t := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(t, "STEP\tTASK\tSTATUS\tAFTER\tON A PARENT'S FAILURE")
 	for _, s := range w.Steps {
@@ -115,13 +123,23 @@ func printWorkflow(e *env, w runtime.WorkflowInfo) error {
 
 // workflowSummaryJSON is workflows -json's shape.
 type workflowSummaryJSON struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-	Steps     int       `json:"steps"`
-	Succeeded int       `json:"succeeded"`
-	Failed    int       `json:"failed_or_cancelled"`
-	State     string    `json:"state"`
+	ID        int64      `json:"id"`
+	Name      string     `json:"name"`
+	CreatedAt time.Time  `json:"created_at"`
+	Steps     int        `json:"steps"`
+	Succeeded int        `json:"succeeded"`
+	Failed    int        `json:"failed_or_cancelled"`
+	State     string     `json:"state"`
+	Status    string     `json:"status,omitempty"`   // once ended
+	EndedAt   *time.Time `json:"ended_at,omitempty"` // once ended
+}
+
+// endedAt is nil for a workflow that has not ended.
+func endedAt(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // workflowJSON is workflows show -json's shape.
@@ -129,6 +147,8 @@ type workflowJSON struct {
 	ID        int64      `json:"id"`
 	Name      string     `json:"name"`
 	CreatedAt time.Time  `json:"created_at"`
+	Status    string     `json:"status,omitempty"`   // once ended
+	EndedAt   *time.Time `json:"ended_at,omitempty"` // once ended
 	Steps     []stepJSON `json:"steps"`
 }
 
@@ -142,7 +162,8 @@ type stepJSON struct {
 }
 
 func newWorkflowJSON(w runtime.WorkflowInfo) workflowJSON {
-	out := workflowJSON{ID: int64(w.ID), Name: w.Name, CreatedAt: w.CreatedAt, Steps: make([]stepJSON, len(w.Steps))}
+	out := workflowJSON{ID: int64(w.ID), Name: w.Name, CreatedAt: w.CreatedAt, Status: string(w.Status), EndedAt: endedAt(w.EndedAt),
+		Steps: make([]stepJSON, len(w.Steps))}
 	for i, s := range w.Steps {
 		after := s.After
 		if after == nil {

@@ -82,7 +82,7 @@ WHERE d.child_id = ?
 ORDER BY ps.step;
 
 -- name: WorkflowGet :one
-SELECT id, name, created_at FROM leasegen_workflows WHERE id = ?;
+SELECT id, name, created_at, status, ended_at FROM leasegen_workflows WHERE id = ?;
 
 -- name: WorkflowStepList :many
 -- A workflow's steps by name, with their tasks' statuses (NULL for a task
@@ -145,14 +145,14 @@ UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id IN (sqlc.slice(i
 
 -- name: WorkflowList :many
 -- The latest workflows, newest first, with their steps counted by state.
-SELECT w.id, w.name, w.created_at,
+SELECT w.id, w.name, w.created_at, w.status, w.ended_at,
   CAST(COUNT(s.task_id) AS SIGNED) AS steps,
   CAST(COALESCE(SUM(CASE WHEN t.status = 'SUCCESS' THEN 1 ELSE 0 END), 0) AS SIGNED) AS succeeded,
   CAST(COALESCE(SUM(CASE WHEN t.status IN ('FAILED', 'CANCELLED') THEN 1 ELSE 0 END), 0) AS SIGNED) AS failed
 FROM leasegen_workflows w
 LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
 LEFT JOIN leasegen_tasks t ON t.id = s.task_id
-GROUP BY w.id, w.name, w.created_at
+GROUP BY w.id, w.name, w.created_at, w.status, w.ended_at
 ORDER BY w.id DESC
 LIMIT ?;
 
@@ -165,3 +165,40 @@ SELECT workflow_id, step FROM leasegen_workflow_steps WHERE task_id = ?;
 -- the spawner's edges to them.
 INSERT INTO leasegen_task_deps (parent_id, child_id, run_on_failure)
 SELECT sqlc.arg(to_id), d.child_id, d.run_on_failure FROM leasegen_task_deps d WHERE d.parent_id = sqlc.arg(from_id);
+
+-- name: WorkflowsOpen :many
+-- A page of the workflows not yet ended, after a cursor in id order, with
+-- their steps counted (unfinished: not ended, and its task still stored)
+-- and the time from the enqueue to the last step's end (a finished task's
+-- due_at is its end; the figure counts once every step ended). Plain
+-- reads.
+SELECT w.id, w.name,
+  CAST(COUNT(s.task_id) AS SIGNED) AS steps,
+  CAST(COALESCE(SUM(CASE WHEN t.id IS NOT NULL AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED') THEN 1 ELSE 0 END), 0) AS SIGNED) AS unfinished,
+  CAST(COALESCE(SUM(CASE WHEN t.status = 'SUCCESS' THEN 1 ELSE 0 END), 0) AS SIGNED) AS succeeded,
+  CAST(COALESCE(SUM(CASE WHEN t.status = 'FAILED' THEN 1 ELSE 0 END), 0) AS SIGNED) AS failed,
+  CAST(COALESCE(TIMESTAMPDIFF(MICROSECOND, w.created_at, MAX(t.due_at)), 0) AS SIGNED) AS took_us
+FROM (SELECT o.id, o.name, o.created_at FROM leasegen_workflows o
+      WHERE o.ended_at IS NULL AND o.id > sqlc.arg(after) ORDER BY o.id LIMIT ?) w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id;
+
+-- name: WorkflowEnd :execrows
+-- Ends a workflow found with every step ended, once: the process whose
+-- write changed the row counts the end. It checks again that no step is
+-- left: a retry that queued one since the read wrote the row too, so the
+-- two writes are ordered by its lock.
+UPDATE leasegen_workflows SET
+  status = sqlc.arg(status),
+  ended_at = created_at + INTERVAL sqlc.arg(took_us) MICROSECOND
+WHERE leasegen_workflows.id = sqlc.arg(id) AND ended_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s
+                  JOIN leasegen_tasks t ON t.id = s.task_id
+                  WHERE s.workflow_id = leasegen_workflows.id AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED'));
+
+-- name: WorkflowReopen :exec
+-- A retried step's workflow has not ended.
+UPDATE leasegen_workflows SET status = NULL, ended_at = NULL
+WHERE id = (SELECT workflow_id FROM leasegen_workflow_steps WHERE task_id = ?);

@@ -69,7 +69,7 @@ WHERE d.child_id = $1
 ORDER BY ps.step;
 
 -- name: WorkflowGet :one
-SELECT id, name, created_at FROM leasegen_workflows WHERE id = $1;
+SELECT id, name, created_at, status, ended_at FROM leasegen_workflows WHERE id = $1;
 
 -- name: WorkflowStepList :many
 SELECT s.step, s.task_id, s.waiting, t.status
@@ -125,14 +125,14 @@ WHERE id = ANY(@ids::bigint[]) AND status = 'CANCELLED' AND flow_key IS NULL;
 UPDATE leasegen_workflow_steps SET waiting = TRUE WHERE task_id = ANY(@ids::bigint[]);
 
 -- name: WorkflowList :many
-SELECT w.id, w.name, w.created_at,
+SELECT w.id, w.name, w.created_at, w.status, w.ended_at,
   COUNT(s.task_id)::bigint AS steps,
   COUNT(*) FILTER (WHERE t.status = 'SUCCESS')::bigint AS succeeded,
   COUNT(*) FILTER (WHERE t.status IN ('FAILED', 'CANCELLED'))::bigint AS failed
 FROM leasegen_workflows w
 LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
 LEFT JOIN leasegen_tasks t ON t.id = s.task_id
-GROUP BY w.id, w.name, w.created_at
+GROUP BY w.id, w.name, w.created_at, w.status, w.ended_at
 ORDER BY w.id DESC
 LIMIT $1;
 
@@ -142,3 +142,32 @@ SELECT workflow_id, step FROM leasegen_workflow_steps WHERE task_id = $1;
 -- name: TaskDepsCopy :exec
 INSERT INTO leasegen_task_deps (parent_id, child_id, run_on_failure)
 SELECT @to_id::bigint, d.child_id, d.run_on_failure FROM leasegen_task_deps d WHERE d.parent_id = @from_id::bigint;
+
+-- name: WorkflowsOpen :many
+-- See the MySQL query.
+SELECT w.id, w.name,
+  COUNT(s.task_id)::bigint AS steps,
+  COUNT(*) FILTER (WHERE t.id IS NOT NULL AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED'))::bigint AS unfinished,
+  COUNT(*) FILTER (WHERE t.status = 'SUCCESS')::bigint AS succeeded,
+  COUNT(*) FILTER (WHERE t.status = 'FAILED')::bigint AS failed,
+  COALESCE((EXTRACT(EPOCH FROM MAX(COALESCE(t.finished_at, t.updated_at)) - w.created_at) * 1000000)::bigint, 0)::bigint AS took_us
+FROM (SELECT o.id, o.name, o.created_at FROM leasegen_workflows o
+      WHERE o.ended_at IS NULL AND o.id > @after ORDER BY o.id LIMIT sqlc.arg('limit')) w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id;
+
+-- name: WorkflowEnd :execrows
+-- See the MySQL query.
+UPDATE leasegen_workflows SET
+  status = sqlc.arg(status),
+  ended_at = created_at + make_interval(secs => sqlc.arg(took_us)::bigint / 1000000.0)
+WHERE id = sqlc.arg(id)::bigint AND ended_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s
+                  JOIN leasegen_tasks t ON t.id = s.task_id
+                  WHERE s.workflow_id = leasegen_workflows.id AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED'));
+
+-- name: WorkflowReopen :exec
+UPDATE leasegen_workflows SET status = NULL, ended_at = NULL
+WHERE id = (SELECT workflow_id FROM leasegen_workflow_steps WHERE task_id = $1);

@@ -70,7 +70,7 @@ WHERE d.child_id = ?
 ORDER BY ps.step;
 
 -- name: WorkflowGet :one
-SELECT id, name, created_at FROM leasegen_workflows WHERE id = ?;
+SELECT id, name, created_at, status, ended_at FROM leasegen_workflows WHERE id = ?;
 
 -- name: WorkflowStepList :many
 SELECT s.step, s.task_id, s.waiting, t.status
@@ -125,14 +125,14 @@ WHERE status = 'CANCELLED' AND flow_key IS NULL AND id IN (sqlc.slice(ids));
 UPDATE leasegen_workflow_steps SET waiting = 1 WHERE task_id IN (sqlc.slice(ids));
 
 -- name: WorkflowList :many
-SELECT w.id, w.name, w.created_at,
+SELECT w.id, w.name, w.created_at, w.status, w.ended_at,
   CAST(COUNT(s.task_id) AS INTEGER) AS steps,
   CAST(COALESCE(SUM(t.status = 'SUCCESS'), 0) AS INTEGER) AS succeeded,
   CAST(COALESCE(SUM(t.status IN ('FAILED', 'CANCELLED')), 0) AS INTEGER) AS failed
 FROM leasegen_workflows w
 LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
 LEFT JOIN leasegen_tasks t ON t.id = s.task_id
-GROUP BY w.id, w.name, w.created_at
+GROUP BY w.id, w.name, w.created_at, w.status, w.ended_at
 ORDER BY w.id DESC
 LIMIT ?;
 
@@ -142,3 +142,32 @@ SELECT workflow_id, step FROM leasegen_workflow_steps WHERE task_id = ?;
 -- name: TaskDepsCopy :exec
 INSERT INTO leasegen_task_deps (parent_id, child_id, run_on_failure)
 SELECT sqlc.arg(to_id), d.child_id, d.run_on_failure FROM leasegen_task_deps d WHERE d.parent_id = sqlc.arg(from_id);
+
+-- name: WorkflowsOpen :many
+-- See the MySQL query; instants are Unix milliseconds.
+SELECT w.id, w.name,
+  CAST(COUNT(s.task_id) AS INTEGER) AS steps,
+  CAST(COALESCE(SUM(t.id IS NOT NULL AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED')), 0) AS INTEGER) AS unfinished,
+  CAST(COALESCE(SUM(t.status = 'SUCCESS'), 0) AS INTEGER) AS succeeded,
+  CAST(COALESCE(SUM(t.status = 'FAILED'), 0) AS INTEGER) AS failed,
+  CAST(COALESCE(MAX(t.due_at) - w.created_at, 0) * 1000 AS INTEGER) AS took_us
+FROM (SELECT o.id, o.name, o.created_at FROM leasegen_workflows o
+      WHERE o.ended_at IS NULL AND o.id > sqlc.arg(after) ORDER BY o.id LIMIT sqlc.arg('limit')) w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id;
+
+-- name: WorkflowEnd :execrows
+-- See the MySQL query.
+UPDATE leasegen_workflows SET
+  status = sqlc.arg(status),
+  ended_at = created_at + sqlc.arg(took_us) / 1000
+WHERE leasegen_workflows.id = sqlc.arg(id) AND ended_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s
+                  JOIN leasegen_tasks t ON t.id = s.task_id
+                  WHERE s.workflow_id = leasegen_workflows.id AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED'));
+
+-- name: WorkflowReopen :exec
+UPDATE leasegen_workflows SET status = NULL, ended_at = NULL
+WHERE id = (SELECT workflow_id FROM leasegen_workflow_steps WHERE task_id = ?);

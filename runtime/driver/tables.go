@@ -288,6 +288,15 @@ type Tables interface {
 	// WorkflowGet returns workflow id with its steps, or an error
 	// wrapping leasetype.ErrWorkflowNotFound.
 	WorkflowGet(ctx context.Context, id leasetype.WorkflowID) (leasetype.WorkflowInfo, error)
+	// WorkflowsOpen returns, in id order, up to limit workflows with ids
+	// above after that have not ended, with their steps counted.
+	WorkflowsOpen(ctx context.Context, after leasetype.WorkflowID, limit int) ([]OpenWorkflow, error)
+	// WorkflowEnd ends workflow id with status, took after its enqueue,
+	// unless it has ended; it reports whether this call ended it.
+	WorkflowEnd(ctx context.Context, id leasetype.WorkflowID, status leasetype.Status, took time.Duration) (bool, error)
+	// WorkflowReopen makes the workflow of step task not ended (a retry
+	// runs the step again).
+	WorkflowReopen(ctx context.Context, task leasetype.TaskID) error
 
 	// MigrationList maps each applied schema version to when it was
 	// applied.
@@ -300,6 +309,19 @@ type WorkflowStep struct {
 	Task     leasetype.TaskID
 	Name     string
 	Waiting  bool // it has parents: its task waits for them
+}
+
+// OpenWorkflow is a workflow that has not ended, with its steps counted
+// as WorkflowsOpen read them.
+type OpenWorkflow struct {
+	ID   leasetype.WorkflowID
+	Name string
+	// Steps counts the stored steps; Unfinished those whose task is
+	// stored and has not ended; Succeeded and Failed those that ended so.
+	Steps, Unfinished, Succeeded, Failed int
+	// Took is the time from the enqueue to the last step's end, on the
+	// database's clock.
+	Took time.Duration
 }
 
 // TaskDep is one edge of a workflow: Child starts after Parent ended.

@@ -13,7 +13,12 @@ type WorkflowInfo struct {
 	ID        WorkflowID
 	Name      string
 	CreatedAt time.Time
-	Steps     []StepInfo // by name
+	// Status is SUCCESS (every step succeeded), FAILED (a step failed) or
+	// CANCELLED once a recovery pass found every step ended, and EndedAt
+	// the last step's end; "" and zero before.
+	Status  Status
+	EndedAt time.Time
+	Steps   []StepInfo // by name
 }
 
 // WorkflowSummary is a stored workflow with its steps counted, as
@@ -25,6 +30,10 @@ type WorkflowSummary struct {
 	// Steps counts the stored steps; Succeeded those that succeeded and
 	// Failed those that ended FAILED or CANCELLED.
 	Steps, Succeeded, Failed int
+	// Status and EndedAt are WorkflowInfo's: set once a recovery pass
+	// found every step ended.
+	Status  Status
+	EndedAt time.Time
 }
 
 // State is "failed" when a step failed or was cancelled, "succeeded" when

@@ -711,7 +711,10 @@ func (t tables) WorkflowGet(ctx context.Context, id leasetype.WorkflowID) (lease
 	if err != nil {
 		return leasetype.WorkflowInfo{}, err
 	}
-	info := leasetype.WorkflowInfo{ID: id, Name: w.Name, CreatedAt: w.CreatedAt}
+	info := leasetype.WorkflowInfo{ID: id, Name: w.Name, CreatedAt: w.CreatedAt, Status: leasetype.Status(w.Status.String)}
+	if w.EndedAt.Valid {
+		info.EndedAt = w.EndedAt.Time
+	}
 	at := make(map[string]int, len(steps))
 	for _, s := range steps {
 		at[s.Step] = len(info.Steps)
@@ -725,6 +728,27 @@ func (t tables) WorkflowGet(ctx context.Context, id leasetype.WorkflowID) (lease
 		s.RunOnFailure = d.RunOnFailure
 	}
 	return info, nil
+}
+
+func (t tables) WorkflowsOpen(ctx context.Context, after leasetype.WorkflowID, limit int) ([]driver.OpenWorkflow, error) {
+	rows, err := t.s.q.WorkflowsOpen(ctx, t.q, db.WorkflowsOpenParams{After: int64(after), Limit: int32(limit)})
+	return sqlbuild.Map(rows, func(r db.WorkflowsOpenRow) driver.OpenWorkflow {
+		return driver.OpenWorkflow{ID: leasetype.WorkflowID(r.ID), Name: r.Name, Steps: int(r.Steps), Unfinished: int(r.Unfinished),
+			Succeeded: int(r.Succeeded), Failed: int(r.Failed), Took: time.Duration(r.TookUs) * time.Microsecond}
+	}), err
+}
+
+func (t tables) WorkflowEnd(ctx context.Context, id leasetype.WorkflowID, status leasetype.Status, took time.Duration) (bool, error) {
+	n, err := t.Count(ctx, func() (int64, error) {
+		return t.s.q.WorkflowEnd(ctx, t.q, db.WorkflowEndParams{ID: int64(id), Status: sqlbuild.NullString(string(status)), TookUs: took.Microseconds()})
+	})
+	return n == 1, err
+}
+
+func (t tables) WorkflowReopen(ctx context.Context, task leasetype.TaskID) error {
+	return t.Write(ctx, func() error {
+		return t.s.q.WorkflowReopen(ctx, t.q, db.WorkflowReopenParams{TaskID: int64(task)})
+	})
 }
 
 func (t tables) StepOrphans(ctx context.Context, limit int) ([]leasetype.TaskID, error) {
@@ -770,8 +794,12 @@ func (t tables) StepsUnsettle(ctx context.Context, ids []leasetype.TaskID) error
 func (t tables) WorkflowList(ctx context.Context, limit int) ([]leasetype.WorkflowSummary, error) {
 	rows, err := t.s.q.WorkflowList(ctx, t.q, db.WorkflowListParams{Limit: int32(limit)})
 	return sqlbuild.Map(rows, func(r db.WorkflowListRow) leasetype.WorkflowSummary {
-		return leasetype.WorkflowSummary{ID: leasetype.WorkflowID(r.ID), Name: r.Name, CreatedAt: r.CreatedAt,
-			Steps: int(r.Steps), Succeeded: int(r.Succeeded), Failed: int(r.Failed)}
+		w := leasetype.WorkflowSummary{ID: leasetype.WorkflowID(r.ID), Name: r.Name, CreatedAt: r.CreatedAt,
+			Steps: int(r.Steps), Succeeded: int(r.Succeeded), Failed: int(r.Failed), Status: leasetype.Status(r.Status.String)}
+		if r.EndedAt.Valid {
+			w.EndedAt = r.EndedAt.Time
+		}
+		return w
 	}), err
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/leasetype"
@@ -321,13 +322,16 @@ func verdict(parents []driver.StepParentState) stepVerdict {
 }
 
 // ReviveDependants makes the steps that a settle cancelled because step
-// ended without success (and theirs in turn) wait again, in one
-// transaction of t (the retry's, which queues step again), and returns
-// how many. Each is then settled as its parents end.
+// ended without success (and theirs in turn) wait again, and step's
+// workflow not ended, in one transaction of t (the retry's, which queues
+// step again), and returns how many steps it revived. Each is then settled as its parents end.
 func ReviveDependants(ctx context.Context, t driver.Tables, step leasetype.TaskID) (int, error) {
 	revived := 0
 	err := t.InTx(ctx, func(tx driver.Tables) error {
 		revived = 0
+		if err := tx.WorkflowReopen(ctx, step); err != nil {
+			return err
+		}
 		frontier := []leasetype.TaskID{step}
 		for round := 0; len(frontier) > 0 && round < maxCascade; round++ {
 			children, err := tx.StepsCancelledChildren(ctx, frontier, parentCancelled)
@@ -350,6 +354,52 @@ func ReviveDependants(ctx context.Context, t driver.Tables, step leasetype.TaskI
 		return 0, fmt.Errorf("leasegen: make the steps after task %d wait again: %w", step, err)
 	}
 	return revived, nil
+}
+
+// EndedWorkflow is a workflow that EndWorkflows ended.
+type EndedWorkflow struct {
+	Name   string
+	Status leasetype.Status // SUCCESS, FAILED or CANCELLED
+	Took   time.Duration    // from its enqueue to its last step's end
+}
+
+// EndWorkflows reads up to limit workflows not yet ended with ids above
+// after, and ends each whose every step has ended: SUCCESS when all
+// succeeded, FAILED when one failed, else CANCELLED. A workflow's end is
+// written once, by a conditional write that checks again that no step is
+// left (a retry may have queued one since the read), so the process that
+// ended it alone returns it. It also returns the last id it read (0 when
+// it read the last open workflow: the next pass starts from the first).
+func EndWorkflows(ctx context.Context, t driver.Tables, after leasetype.WorkflowID, limit int) ([]EndedWorkflow, leasetype.WorkflowID, error) {
+	open, err := t.WorkflowsOpen(ctx, after, limit)
+	if err != nil {
+		return nil, after, fmt.Errorf("read the workflows not yet ended: %w", err)
+	}
+	next := leasetype.WorkflowID(0)
+	if len(open) == limit {
+		next = open[len(open)-1].ID
+	}
+	var ended []EndedWorkflow
+	for _, w := range open {
+		if w.Unfinished > 0 || w.Steps == 0 {
+			continue // a workflow without steps is retention's to delete
+		}
+		status := leasetype.StatusCancelled
+		switch {
+		case w.Failed > 0:
+			status = leasetype.StatusFailed
+		case w.Succeeded == w.Steps:
+			status = leasetype.StatusSuccess
+		}
+		won, err := t.WorkflowEnd(ctx, w.ID, status, w.Took)
+		if err != nil {
+			return ended, after, fmt.Errorf("end workflow %d: %w", w.ID, err)
+		}
+		if won {
+			ended = append(ended, EndedWorkflow{Name: w.Name, Status: status, Took: w.Took})
+		}
+	}
+	return ended, next, nil
 }
 
 // PurgeWorkflows deletes the steps and edges of up to batch tasks that

@@ -139,6 +139,7 @@ var bundleCases = []struct {
 	{"WorkflowStalledAndCancelled", testWorkflowStalledAndCancelled},
 	{"WorkflowRetention", testWorkflowRetention},
 	{"WorkflowFanOut", testWorkflowFanOut},
+	{"WorkflowEndsOnce", testWorkflowEndsOnce},
 	{"Kill9Workflows", testKill9Workflows},
 }
 

@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -22,7 +23,8 @@ type Signals struct {
 	succeeded int
 	fired     map[string]Firings
 	releases  int
-	settled   int // workflow steps queued or cancelled
+	settled   int            // workflow steps queued or cancelled
+	ended     map[string]int // workflows ended, by "name STATUS"
 }
 
 // Firings sums what the fires of one schedule did.
@@ -34,6 +36,7 @@ func newSignals() *Signals {
 	return &Signals{
 		finished: map[string]int{},
 		fired:    map[string]Firings{},
+		ended:    map[string]int{},
 	}
 }
 
@@ -103,6 +106,18 @@ func (s *Signals) Releases() int {
 // StepsSettled counts the workflow steps settles queued or cancelled.
 func (s *Signals) StepsSettled(queued, cancelled int) {
 	s.report(func() { s.settled += queued + cancelled })
+}
+
+// WorkflowEnded counts the workflows ended by name and status.
+func (s *Signals) WorkflowEnded(name string, status runtime.Status, _ time.Duration) {
+	s.report(func() { s.ended[name+" "+string(status)]++ })
+}
+
+// WorkflowsEnded returns the counts of WorkflowEnded, by "name STATUS".
+func (s *Signals) WorkflowsEnded() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.ended)
 }
 
 // Settled returns how many workflow steps settles have queued or

@@ -144,6 +144,8 @@ type LeasegenWorkflow struct {
 	ID        int64
 	Name      string
 	CreatedAt time.Time
+	Status    sql.NullString
+	EndedAt   sql.NullTime
 }
 
 type LeasegenWorkflowStep struct {

@@ -673,8 +673,36 @@ func (q *Queries) WorkflowDepList(ctx context.Context, db DBTX, arg WorkflowDepL
 	return items, nil
 }
 
+const workflowEnd = `-- name: WorkflowEnd :execrows
+UPDATE leasegen_workflows SET
+  status = ?,
+  ended_at = created_at + INTERVAL ? MICROSECOND
+WHERE leasegen_workflows.id = ? AND ended_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s
+                  JOIN leasegen_tasks t ON t.id = s.task_id
+                  WHERE s.workflow_id = leasegen_workflows.id AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED'))
+`
+
+type WorkflowEndParams struct {
+	Status sql.NullString
+	TookUs interface{}
+	ID     int64
+}
+
+// Ends a workflow found with every step ended, once: the process whose
+// write changed the row counts the end. It checks again that no step is
+// left: a retry that queued one since the read wrote the row too, so the
+// two writes are ordered by its lock.
+func (q *Queries) WorkflowEnd(ctx context.Context, db DBTX, arg WorkflowEndParams) (int64, error) {
+	result, err := db.ExecContext(ctx, workflowEnd, arg.Status, arg.TookUs, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const workflowGet = `-- name: WorkflowGet :one
-SELECT id, name, created_at FROM leasegen_workflows WHERE id = ?
+SELECT id, name, created_at, status, ended_at FROM leasegen_workflows WHERE id = ?
 `
 
 type WorkflowGetParams struct {
@@ -684,7 +712,13 @@ type WorkflowGetParams struct {
 func (q *Queries) WorkflowGet(ctx context.Context, db DBTX, arg WorkflowGetParams) (LeasegenWorkflow, error) {
 	row := db.QueryRowContext(ctx, workflowGet, arg.ID)
 	var i LeasegenWorkflow
-	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.Status,
+		&i.EndedAt,
+	)
 	return i, err
 }
 
@@ -705,14 +739,14 @@ func (q *Queries) WorkflowInsert(ctx context.Context, db DBTX, arg WorkflowInser
 }
 
 const workflowList = `-- name: WorkflowList :many
-SELECT w.id, w.name, w.created_at,
+SELECT w.id, w.name, w.created_at, w.status, w.ended_at,
   CAST(COUNT(s.task_id) AS SIGNED) AS steps,
   CAST(COALESCE(SUM(CASE WHEN t.status = 'SUCCESS' THEN 1 ELSE 0 END), 0) AS SIGNED) AS succeeded,
   CAST(COALESCE(SUM(CASE WHEN t.status IN ('FAILED', 'CANCELLED') THEN 1 ELSE 0 END), 0) AS SIGNED) AS failed
 FROM leasegen_workflows w
 LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
 LEFT JOIN leasegen_tasks t ON t.id = s.task_id
-GROUP BY w.id, w.name, w.created_at
+GROUP BY w.id, w.name, w.created_at, w.status, w.ended_at
 ORDER BY w.id DESC
 LIMIT ?
 `
@@ -725,6 +759,8 @@ type WorkflowListRow struct {
 	ID        int64
 	Name      string
 	CreatedAt time.Time
+	Status    sql.NullString
+	EndedAt   sql.NullTime
 	Steps     int64
 	Succeeded int64
 	Failed    int64
@@ -744,6 +780,8 @@ func (q *Queries) WorkflowList(ctx context.Context, db DBTX, arg WorkflowListPar
 			&i.ID,
 			&i.Name,
 			&i.CreatedAt,
+			&i.Status,
+			&i.EndedAt,
 			&i.Steps,
 			&i.Succeeded,
 			&i.Failed,
@@ -759,6 +797,21 @@ func (q *Queries) WorkflowList(ctx context.Context, db DBTX, arg WorkflowListPar
 		return nil, err
 	}
 	return items, nil
+}
+
+const workflowReopen = `-- name: WorkflowReopen :exec
+UPDATE leasegen_workflows SET status = NULL, ended_at = NULL
+WHERE id = (SELECT workflow_id FROM leasegen_workflow_steps WHERE task_id = ?)
+`
+
+type WorkflowReopenParams struct {
+	TaskID int64
+}
+
+// A retried step's workflow has not ended.
+func (q *Queries) WorkflowReopen(ctx context.Context, db DBTX, arg WorkflowReopenParams) error {
+	_, err := db.ExecContext(ctx, workflowReopen, arg.TaskID)
+	return err
 }
 
 const workflowStepInsert = `-- name: WorkflowStepInsert :exec
@@ -817,6 +870,72 @@ func (q *Queries) WorkflowStepList(ctx context.Context, db DBTX, arg WorkflowSte
 			&i.TaskID,
 			&i.Waiting,
 			&i.Status,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workflowsOpen = `-- name: WorkflowsOpen :many
+SELECT w.id, w.name,
+  CAST(COUNT(s.task_id) AS SIGNED) AS steps,
+  CAST(COALESCE(SUM(CASE WHEN t.id IS NOT NULL AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED') THEN 1 ELSE 0 END), 0) AS SIGNED) AS unfinished,
+  CAST(COALESCE(SUM(CASE WHEN t.status = 'SUCCESS' THEN 1 ELSE 0 END), 0) AS SIGNED) AS succeeded,
+  CAST(COALESCE(SUM(CASE WHEN t.status = 'FAILED' THEN 1 ELSE 0 END), 0) AS SIGNED) AS failed,
+  CAST(COALESCE(TIMESTAMPDIFF(MICROSECOND, w.created_at, MAX(t.due_at)), 0) AS SIGNED) AS took_us
+FROM (SELECT o.id, o.name, o.created_at FROM leasegen_workflows o
+      WHERE o.ended_at IS NULL AND o.id > ? ORDER BY o.id LIMIT ?) w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id
+`
+
+type WorkflowsOpenParams struct {
+	After int64
+	Limit int32
+}
+
+type WorkflowsOpenRow struct {
+	ID         int64
+	Name       string
+	Steps      int64
+	Unfinished int64
+	Succeeded  int64
+	Failed     int64
+	TookUs     int64
+}
+
+// A page of the workflows not yet ended, after a cursor in id order, with
+// their steps counted (unfinished: not ended, and its task still stored)
+// and the time from the enqueue to the last step's end (a finished task's
+// due_at is its end; the figure counts once every step ended). Plain
+// reads.
+func (q *Queries) WorkflowsOpen(ctx context.Context, db DBTX, arg WorkflowsOpenParams) ([]WorkflowsOpenRow, error) {
+	rows, err := db.QueryContext(ctx, workflowsOpen, arg.After, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkflowsOpenRow
+	for rows.Next() {
+		var i WorkflowsOpenRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Steps,
+			&i.Unfinished,
+			&i.Succeeded,
+			&i.Failed,
+			&i.TookUs,
 		); err != nil {
 			return nil, err
 		}

@@ -532,8 +532,33 @@ func (q *Queries) WorkflowDepList(ctx context.Context, db DBTX, arg WorkflowDepL
 	return items, nil
 }
 
+const workflowEnd = `-- name: WorkflowEnd :execrows
+UPDATE leasegen_workflows SET
+  status = $1,
+  ended_at = created_at + make_interval(secs => $2::bigint / 1000000.0)
+WHERE id = $3::bigint AND ended_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s
+                  JOIN leasegen_tasks t ON t.id = s.task_id
+                  WHERE s.workflow_id = leasegen_workflows.id AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED'))
+`
+
+type WorkflowEndParams struct {
+	Status sql.NullString
+	TookUs int64
+	ID     int64
+}
+
+// See the MySQL query.
+func (q *Queries) WorkflowEnd(ctx context.Context, db DBTX, arg WorkflowEndParams) (int64, error) {
+	result, err := db.ExecContext(ctx, workflowEnd, arg.Status, arg.TookUs, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const workflowGet = `-- name: WorkflowGet :one
-SELECT id, name, created_at FROM leasegen_workflows WHERE id = $1
+SELECT id, name, created_at, status, ended_at FROM leasegen_workflows WHERE id = $1
 `
 
 type WorkflowGetParams struct {
@@ -543,7 +568,13 @@ type WorkflowGetParams struct {
 func (q *Queries) WorkflowGet(ctx context.Context, db DBTX, arg WorkflowGetParams) (LeasegenWorkflow, error) {
 	row := db.QueryRowContext(ctx, workflowGet, arg.ID)
 	var i LeasegenWorkflow
-	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.Status,
+		&i.EndedAt,
+	)
 	return i, err
 }
 
@@ -563,14 +594,14 @@ func (q *Queries) WorkflowInsert(ctx context.Context, db DBTX, arg WorkflowInser
 }
 
 const workflowList = `-- name: WorkflowList :many
-SELECT w.id, w.name, w.created_at,
+SELECT w.id, w.name, w.created_at, w.status, w.ended_at,
   COUNT(s.task_id)::bigint AS steps,
   COUNT(*) FILTER (WHERE t.status = 'SUCCESS')::bigint AS succeeded,
   COUNT(*) FILTER (WHERE t.status IN ('FAILED', 'CANCELLED'))::bigint AS failed
 FROM leasegen_workflows w
 LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
 LEFT JOIN leasegen_tasks t ON t.id = s.task_id
-GROUP BY w.id, w.name, w.created_at
+GROUP BY w.id, w.name, w.created_at, w.status, w.ended_at
 ORDER BY w.id DESC
 LIMIT $1
 `
@@ -583,6 +614,8 @@ type WorkflowListRow struct {
 	ID        int64
 	Name      string
 	CreatedAt time.Time
+	Status    sql.NullString
+	EndedAt   sql.NullTime
 	Steps     int64
 	Succeeded int64
 	Failed    int64
@@ -601,6 +634,8 @@ func (q *Queries) WorkflowList(ctx context.Context, db DBTX, arg WorkflowListPar
 			&i.ID,
 			&i.Name,
 			&i.CreatedAt,
+			&i.Status,
+			&i.EndedAt,
 			&i.Steps,
 			&i.Succeeded,
 			&i.Failed,
@@ -616,6 +651,20 @@ func (q *Queries) WorkflowList(ctx context.Context, db DBTX, arg WorkflowListPar
 		return nil, err
 	}
 	return items, nil
+}
+
+const workflowReopen = `-- name: WorkflowReopen :exec
+UPDATE leasegen_workflows SET status = NULL, ended_at = NULL
+WHERE id = (SELECT workflow_id FROM leasegen_workflow_steps WHERE task_id = $1)
+`
+
+type WorkflowReopenParams struct {
+	TaskID int64
+}
+
+func (q *Queries) WorkflowReopen(ctx context.Context, db DBTX, arg WorkflowReopenParams) error {
+	_, err := db.ExecContext(ctx, workflowReopen, arg.TaskID)
+	return err
 }
 
 const workflowStepInsert = `-- name: WorkflowStepInsert :exec
@@ -672,6 +721,68 @@ func (q *Queries) WorkflowStepList(ctx context.Context, db DBTX, arg WorkflowSte
 			&i.TaskID,
 			&i.Waiting,
 			&i.Status,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workflowsOpen = `-- name: WorkflowsOpen :many
+SELECT w.id, w.name,
+  COUNT(s.task_id)::bigint AS steps,
+  COUNT(*) FILTER (WHERE t.id IS NOT NULL AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED'))::bigint AS unfinished,
+  COUNT(*) FILTER (WHERE t.status = 'SUCCESS')::bigint AS succeeded,
+  COUNT(*) FILTER (WHERE t.status = 'FAILED')::bigint AS failed,
+  COALESCE((EXTRACT(EPOCH FROM MAX(COALESCE(t.finished_at, t.updated_at)) - w.created_at) * 1000000)::bigint, 0)::bigint AS took_us
+FROM (SELECT o.id, o.name, o.created_at FROM leasegen_workflows o
+      WHERE o.ended_at IS NULL AND o.id > $1 ORDER BY o.id LIMIT $2) w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id
+`
+
+type WorkflowsOpenParams struct {
+	After int64
+	Limit int32
+}
+
+type WorkflowsOpenRow struct {
+	ID         int64
+	Name       string
+	Steps      int64
+	Unfinished int64
+	Succeeded  int64
+	Failed     int64
+	TookUs     int64
+}
+
+// See the MySQL query.
+func (q *Queries) WorkflowsOpen(ctx context.Context, db DBTX, arg WorkflowsOpenParams) ([]WorkflowsOpenRow, error) {
+	rows, err := db.QueryContext(ctx, workflowsOpen, arg.After, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkflowsOpenRow
+	for rows.Next() {
+		var i WorkflowsOpenRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Steps,
+			&i.Unfinished,
+			&i.Succeeded,
+			&i.Failed,
+			&i.TookUs,
 		); err != nil {
 			return nil, err
 		}

@@ -136,6 +136,8 @@ type LeasegenWorkflow struct {
 	ID        int64
 	Name      string
 	CreatedAt int64
+	Status    sql.NullString
+	EndedAt   sql.NullInt64
 }
 
 type LeasegenWorkflowStep struct {

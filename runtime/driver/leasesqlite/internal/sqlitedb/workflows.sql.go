@@ -651,8 +651,33 @@ func (q *Queries) WorkflowDepList(ctx context.Context, db DBTX, arg WorkflowDepL
 	return items, nil
 }
 
+const workflowEnd = `-- name: WorkflowEnd :execrows
+UPDATE leasegen_workflows SET
+  status = ?1,
+  ended_at = created_at + ?2 / 1000
+WHERE leasegen_workflows.id = ?3 AND ended_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM leasegen_workflow_steps s
+                  JOIN leasegen_tasks t ON t.id = s.task_id
+                  WHERE s.workflow_id = leasegen_workflows.id AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED'))
+`
+
+type WorkflowEndParams struct {
+	Status sql.NullString
+	TookUs interface{}
+	ID     int64
+}
+
+// See the MySQL query.
+func (q *Queries) WorkflowEnd(ctx context.Context, db DBTX, arg WorkflowEndParams) (int64, error) {
+	result, err := db.ExecContext(ctx, workflowEnd, arg.Status, arg.TookUs, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const workflowGet = `-- name: WorkflowGet :one
-SELECT id, name, created_at FROM leasegen_workflows WHERE id = ?
+SELECT id, name, created_at, status, ended_at FROM leasegen_workflows WHERE id = ?
 `
 
 type WorkflowGetParams struct {
@@ -662,7 +687,13 @@ type WorkflowGetParams struct {
 func (q *Queries) WorkflowGet(ctx context.Context, db DBTX, arg WorkflowGetParams) (LeasegenWorkflow, error) {
 	row := db.QueryRowContext(ctx, workflowGet, arg.ID)
 	var i LeasegenWorkflow
-	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.Status,
+		&i.EndedAt,
+	)
 	return i, err
 }
 
@@ -683,14 +714,14 @@ func (q *Queries) WorkflowInsert(ctx context.Context, db DBTX, arg WorkflowInser
 }
 
 const workflowList = `-- name: WorkflowList :many
-SELECT w.id, w.name, w.created_at,
+SELECT w.id, w.name, w.created_at, w.status, w.ended_at,
   CAST(COUNT(s.task_id) AS INTEGER) AS steps,
   CAST(COALESCE(SUM(t.status = 'SUCCESS'), 0) AS INTEGER) AS succeeded,
   CAST(COALESCE(SUM(t.status IN ('FAILED', 'CANCELLED')), 0) AS INTEGER) AS failed
 FROM leasegen_workflows w
 LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
 LEFT JOIN leasegen_tasks t ON t.id = s.task_id
-GROUP BY w.id, w.name, w.created_at
+GROUP BY w.id, w.name, w.created_at, w.status, w.ended_at
 ORDER BY w.id DESC
 LIMIT ?
 `
@@ -703,6 +734,8 @@ type WorkflowListRow struct {
 	ID        int64
 	Name      string
 	CreatedAt int64
+	Status    sql.NullString
+	EndedAt   sql.NullInt64
 	Steps     int64
 	Succeeded int64
 	Failed    int64
@@ -721,6 +754,8 @@ func (q *Queries) WorkflowList(ctx context.Context, db DBTX, arg WorkflowListPar
 			&i.ID,
 			&i.Name,
 			&i.CreatedAt,
+			&i.Status,
+			&i.EndedAt,
 			&i.Steps,
 			&i.Succeeded,
 			&i.Failed,
@@ -736,6 +771,20 @@ func (q *Queries) WorkflowList(ctx context.Context, db DBTX, arg WorkflowListPar
 		return nil, err
 	}
 	return items, nil
+}
+
+const workflowReopen = `-- name: WorkflowReopen :exec
+UPDATE leasegen_workflows SET status = NULL, ended_at = NULL
+WHERE id = (SELECT workflow_id FROM leasegen_workflow_steps WHERE task_id = ?)
+`
+
+type WorkflowReopenParams struct {
+	TaskID int64
+}
+
+func (q *Queries) WorkflowReopen(ctx context.Context, db DBTX, arg WorkflowReopenParams) error {
+	_, err := db.ExecContext(ctx, workflowReopen, arg.TaskID)
+	return err
 }
 
 const workflowStepInsert = `-- name: WorkflowStepInsert :exec
@@ -792,6 +841,68 @@ func (q *Queries) WorkflowStepList(ctx context.Context, db DBTX, arg WorkflowSte
 			&i.TaskID,
 			&i.Waiting,
 			&i.Status,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workflowsOpen = `-- name: WorkflowsOpen :many
+SELECT w.id, w.name,
+  CAST(COUNT(s.task_id) AS INTEGER) AS steps,
+  CAST(COALESCE(SUM(t.id IS NOT NULL AND t.status NOT IN ('SUCCESS', 'FAILED', 'CANCELLED')), 0) AS INTEGER) AS unfinished,
+  CAST(COALESCE(SUM(t.status = 'SUCCESS'), 0) AS INTEGER) AS succeeded,
+  CAST(COALESCE(SUM(t.status = 'FAILED'), 0) AS INTEGER) AS failed,
+  CAST(COALESCE(MAX(t.due_at) - w.created_at, 0) * 1000 AS INTEGER) AS took_us
+FROM (SELECT o.id, o.name, o.created_at FROM leasegen_workflows o
+      WHERE o.ended_at IS NULL AND o.id > ?1 ORDER BY o.id LIMIT ?2) w
+LEFT JOIN leasegen_workflow_steps s ON s.workflow_id = w.id
+LEFT JOIN leasegen_tasks t ON t.id = s.task_id
+GROUP BY w.id, w.name, w.created_at
+ORDER BY w.id
+`
+
+type WorkflowsOpenParams struct {
+	After int64
+	Limit int64
+}
+
+type WorkflowsOpenRow struct {
+	ID         int64
+	Name       string
+	Steps      int64
+	Unfinished int64
+	Succeeded  int64
+	Failed     int64
+	TookUs     int64
+}
+
+// See the MySQL query; instants are Unix milliseconds.
+func (q *Queries) WorkflowsOpen(ctx context.Context, db DBTX, arg WorkflowsOpenParams) ([]WorkflowsOpenRow, error) {
+	rows, err := db.QueryContext(ctx, workflowsOpen, arg.After, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkflowsOpenRow
+	for rows.Next() {
+		var i WorkflowsOpenRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Steps,
+			&i.Unfinished,
+			&i.Succeeded,
+			&i.Failed,
+			&i.TookUs,
 		); err != nil {
 			return nil, err
 		}
