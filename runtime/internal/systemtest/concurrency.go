@@ -182,12 +182,15 @@ type runningSample struct {
 	peak    []runningRow // the rows of the sample with the most, for a failure to show
 }
 
-// runningRow is one RUNNING or CANCEL_REQUESTED row of a sample.
+// runningRow is one RUNNING or CANCEL_REQUESTED row of a sample, with
+// when its claim started it (the engine's own representation), so that a
+// failure shows which claims overlapped.
 type runningRow struct {
 	ID      int64
 	Type    string
 	Owner   string
 	Attempt int
+	Started sql.NullString
 }
 
 // sampleRunning reads the RUNNING and CANCEL_REQUESTED rows in a tight loop
@@ -231,12 +234,12 @@ func sampleRunning(t *testing.T, db *sql.DB, unfinished func() int, stall time.D
 // in one statement.
 func readRunning(t *testing.T, db *sql.DB, rows []runningRow) []runningRow {
 	t.Helper()
-	q, err := db.Query("SELECT id, task_type, COALESCE(lease_owner, ''), attempt FROM leasegen_tasks WHERE status IN ('RUNNING','CANCEL_REQUESTED')")
+	q, err := db.Query("SELECT id, task_type, COALESCE(lease_owner, ''), attempt, started_at FROM leasegen_tasks WHERE status IN ('RUNNING','CANCEL_REQUESTED')")
 	dbtest.Must(t, "sample", err)
 	defer q.Close()
 	for q.Next() {
 		var r runningRow
-		dbtest.Must(t, "scan", q.Scan(&r.ID, &r.Type, &r.Owner, &r.Attempt))
+		dbtest.Must(t, "scan", q.Scan(&r.ID, &r.Type, &r.Owner, &r.Attempt, &r.Started))
 		rows = append(rows, r)
 	}
 	dbtest.Must(t, "sample", q.Err())
