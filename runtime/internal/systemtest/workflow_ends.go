@@ -106,3 +106,18 @@ func testWorkflowEndsOnce(t *testing.T, b *Bundle) {
 		t.Errorf("a workflow with a queued step: %s ended %v (%v), want not ended", info.Status, info.EndedAt, err)
 	}
 }
+
+// endAllWorkflows runs recovery's end of workflows over every open
+// workflow once.
+func endAllWorkflows(t *testing.T, b *Bundle) {
+	t.Helper()
+	tables := b.Driver.Tables()
+	for after := runtime.WorkflowID(0); ; {
+		_, next, err := bookkeeping.EndWorkflows(bg, tables, after, 100)
+		dbtest.Must(t, "end workflows", err)
+		if next == 0 {
+			return
+		}
+		after = next
+	}
+}
