@@ -93,7 +93,8 @@
 // max_attempts, timeout, lease, backoff, concurrency and rate as in
 // //leasegen:task, and run_on_parent_failure (the step runs once its
 // parents ended, successful or not; its inputs are pointers, nil for a
-// parent that did not succeed). A field of type runtime.FanOut[T] is a
+// parent that did not succeed) or run_on_parent_failure=A,B (the same for
+// the parents named only: the rule per edge). A field of type runtime.FanOut[T] is a
 // fan-out: its one parent's handler returns []T, and a step of payload T
 // runs per element; a step after the fan-out reads their results as a
 // slice, in order. Parents that are not steps, a step after itself, a

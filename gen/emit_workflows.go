@@ -137,6 +137,13 @@ func emitWorkflowBuild(w *Workflow) jen.Code {
 		if s.RunOnParentFailure {
 			step[jen.Id("RunOnParentFailure")] = jen.True()
 		}
+		if lenient := s.runtimeLenient(); len(lenient) > 0 {
+			names := make([]jen.Code, len(lenient))
+			for j, a := range lenient {
+				names[j] = jen.Lit(a)
+			}
+			step[jen.Id("RunOnFailureOf")] = jen.Index().String().Values(names...)
+		}
 		steps = append(steps, jen.Values(step))
 	}
 	body = append(body, jen.Return(jen.Qual(runtimePath, "Workflow").Values(jen.Dict{
@@ -180,7 +187,7 @@ func (s *Step) inputs() []*Step {
 // a step that runs on its parents' failure.
 func (s *Step) inputType(p *Step) *jen.Statement {
 	t := jen.Id(p.ResultType)
-	if s.RunOnParentFailure {
+	if s.lenient(p.Field) {
 		t = jen.Op("*").Add(t)
 	}
 	if p.FanOut {
@@ -214,17 +221,20 @@ func emitWorkflowHandlers(p *Package) (code, names []jen.Code) {
 			case s.RunOnParentFailure:
 				doc[0] = fmt.Sprintf("%s runs step %s once its parents ended, whether or not they succeeded;", s.HandleMethod(), s.Field)
 				doc[1] = "an error retries it with backoff unless it is runtime.Permanent."
+			case s.RunOnFailureOf != nil:
+				doc[0] = fmt.Sprintf("%s runs step %s once its parents ended, each successfully but %s,", s.HandleMethod(), s.Field, strings.Join(s.RunOnFailureOf, " or "))
+				doc[1] = "whose failure does not cancel it; an error retries it with backoff unless it is runtime.Permanent."
 			}
 			if in := s.inputs(); len(in) > 0 {
 				fields := make([]jen.Code, len(in))
 				for i, q := range in {
 					what := "what step " + q.Field + " returned"
 					switch {
-					case q.FanOut && s.RunOnParentFailure:
+					case q.FanOut && s.lenient(q.Field):
 						what = "what each step of fan-out " + q.Field + " returned, in its order; nil for one that did not succeed"
 					case q.FanOut:
 						what = "what each step of fan-out " + q.Field + " returned, in its order"
-					case s.RunOnParentFailure:
+					case s.lenient(q.Field):
 						what += "; nil when it did not succeed"
 					}
 					fields[i] = jen.Id(q.Field).Add(s.inputType(q)).Comment(what)

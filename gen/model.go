@@ -85,9 +85,12 @@ type Step struct {
 	// element of the list its only parent's handler returns.
 	FanOut bool
 	// Options are the step's leasegen tag: the task options that apply to
-	// a step, and RunOnParentFailure.
+	// a step. RunOnParentFailure (run_on_parent_failure) lets the failure
+	// of any parent run the step, RunOnFailureOf
+	// (run_on_parent_failure=A,B) the failure of those named.
 	Options            options
 	RunOnParentFailure bool
+	RunOnFailureOf     []string
 	Pos                token.Position
 	wf                 *Workflow
 }
@@ -124,6 +127,26 @@ func (s *Step) fanOut() *Step {
 		}
 	}
 	return nil
+}
+
+// lenient reports whether the failure of s's parent p lets s run.
+func (s *Step) lenient(p string) bool {
+	return s.RunOnParentFailure || slices.Contains(s.RunOnFailureOf, p)
+}
+
+// runtimeLenient names the stored parents whose failure lets s run (a
+// fan-out's parent stands for it, as in runtimeAfter).
+func (s *Step) runtimeLenient() []string {
+	var names []string
+	for _, name := range s.RunOnFailureOf {
+		if p := s.wf.step(name); p.FanOut {
+			name = p.After[0]
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // runtimeAfter names the steps s runs after in the stored workflow: a

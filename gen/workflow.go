@@ -127,6 +127,16 @@ func (b *builder) stepOptions(s *Step, tag string) bool {
 		switch {
 		case f.text == "run_on_parent_failure":
 			s.RunOnParentFailure = true
+		case key == "run_on_parent_failure":
+			_, value, _ := strings.Cut(f.text, "=")
+			if v, ok := unquote(value); ok {
+				value = v
+			}
+			for _, p := range strings.Split(value, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					s.RunOnFailureOf = append(s.RunOnFailureOf, p)
+				}
+			}
 		case !slices.Contains(stepOptionNames, key):
 			hint := didYouMean(key, stepOptionNames)
 			if hint == "" {
@@ -141,8 +151,14 @@ func (b *builder) stepOptions(s *Step, tag string) bool {
 	for _, e := range errs {
 		fail(e.Hint, "%s", e.Msg)
 	}
-	if s.RunOnParentFailure && s.FanOut {
+	if (s.RunOnParentFailure || s.RunOnFailureOf != nil) && s.FanOut {
 		fail("drop run_on_parent_failure: a fan-out's steps exist only once the step before it succeeded", "a fan-out cannot run on its parent's failure")
+	}
+	for _, p := range s.RunOnFailureOf {
+		if !slices.Contains(s.After, p) {
+			fail(fmt.Sprintf("name steps of its after tag (%s), or write run_on_parent_failure alone for all of them", strings.Join(s.After, ", ")),
+				"run_on_parent_failure names %q, which it does not run after", p)
+		}
 	}
 	s.Options = opts
 	return ok

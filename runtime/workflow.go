@@ -36,6 +36,17 @@ type Step struct {
 	// Task.Parents). Without it such a parent cancels the step, and the
 	// step's own dependants in turn.
 	RunOnParentFailure bool
+	// RunOnFailureOf names the parents, of After, whose end without
+	// success lets the step run; the others' cancels it. It is the rule
+	// per edge, where RunOnParentFailure is the rule for every parent:
+	// set one of them.
+	RunOnFailureOf []string
+}
+
+// runsOnFailureOf reports whether s runs after parent ended without
+// success.
+func (s Step) runsOnFailureOf(parent string) bool {
+	return s.RunOnParentFailure || slices.Contains(s.RunOnFailureOf, parent)
 }
 
 // MaxWorkflowSteps bounds the steps of one workflow.
@@ -117,14 +128,17 @@ func (c *Client) storeWorkflow(ctx context.Context, q driver.DBTX, w Workflow, g
 		return nil, fmt.Errorf("%w: workflow %s: the enqueue middleware passed on %d of its %d steps", ErrInvalidTask, w.Name, len(reqs), len(graph.order))
 	}
 	b := bookkeeping.WorkflowBatch{Name: w.Name, Tasks: make([]driver.NewTask, len(reqs)), Names: make([]string, len(reqs)),
-		Parents: graph.parents, RunOnFailure: make([]bool, len(reqs))}
+		Parents: graph.parents, RunOnFailure: make([][]bool, len(reqs))}
 	for i, r := range reqs {
 		s := w.Steps[graph.order[i]]
 		t, err := c.stepTask(r)
 		if err != nil {
 			return nil, fmt.Errorf("workflow %s, step %s: %w", w.Name, s.Name, err)
 		}
-		b.Tasks[i], b.Names[i], b.RunOnFailure[i] = t, s.Name, s.RunOnParentFailure
+		b.Tasks[i], b.Names[i] = t, s.Name
+		for _, p := range graph.parents[i] {
+			b.RunOnFailure[i] = append(b.RunOnFailure[i], s.runsOnFailureOf(w.Steps[graph.order[p]].Name))
+		}
 	}
 	if err := c.checkBeforeInsert(ctx, b.Tasks); err != nil {
 		return nil, err
@@ -244,6 +258,14 @@ func checkWorkflow(w Workflow) (*workflowGraph, error) {
 			}
 			seen[p] = true
 			parents[i] = append(parents[i], j)
+		}
+		for _, p := range s.RunOnFailureOf {
+			switch {
+			case s.RunOnParentFailure:
+				return nil, fmt.Errorf("%w: workflow %s, step %s sets RunOnParentFailure and RunOnFailureOf: set one", ErrInvalidTask, w.Name, s.Name)
+			case !seen[p]:
+				return nil, fmt.Errorf("%w: workflow %s, step %s runs on the failure of %q, which is not in its After", ErrInvalidTask, w.Name, s.Name, p)
+			}
 		}
 	}
 	order, cyclic := dag.Order(parents)

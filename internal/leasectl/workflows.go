@@ -105,14 +105,11 @@ func printWorkflow(e *env, w runtime.WorkflowInfo) error {
 		case s.Waiting:
 			status += " (waiting for its parents)"
 		}
-		after, rule := "-", "-"
+		after := "-"
 		if len(s.After) > 0 {
-			after, rule = strings.Join(s.After, ", "), "cancelled"
-			if s.RunOnFailure {
-				rule = "runs"
-			}
+			after = strings.Join(s.After, ", ")
 		}
-		fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\n", s.Name, s.TaskID, status, after, rule)
+		fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\n", s.Name, s.TaskID, status, after, s.OnParentFailure())
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -153,12 +150,13 @@ type workflowJSON struct {
 }
 
 type stepJSON struct {
-	Name         string   `json:"name"`
-	TaskID       int64    `json:"task_id"`
-	Status       string   `json:"status"`
-	Waiting      bool     `json:"waiting"`
-	After        []string `json:"after"`
-	RunOnFailure bool     `json:"run_on_parent_failure"`
+	Name    string   `json:"name"`
+	TaskID  int64    `json:"task_id"`
+	Status  string   `json:"status"`
+	Waiting bool     `json:"waiting"`
+	After   []string `json:"after"`
+	// RunOnFailureOf names the parents whose failure lets the step run.
+	RunOnFailureOf []string `json:"run_on_failure_of"`
 }
 
 func newWorkflowJSON(w runtime.WorkflowInfo) workflowJSON {
@@ -169,7 +167,11 @@ func newWorkflowJSON(w runtime.WorkflowInfo) workflowJSON {
 		if after == nil {
 			after = []string{}
 		}
-		out.Steps[i] = stepJSON{Name: s.Name, TaskID: int64(s.TaskID), Status: string(s.Status), Waiting: s.Waiting, After: after, RunOnFailure: s.RunOnFailure}
+		lenient := s.RunOnFailureOf
+		if lenient == nil {
+			lenient = []string{}
+		}
+		out.Steps[i] = stepJSON{Name: s.Name, TaskID: int64(s.TaskID), Status: string(s.Status), Waiting: s.Waiting, After: after, RunOnFailureOf: lenient}
 	}
 	return out
 }

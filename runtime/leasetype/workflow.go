@@ -2,6 +2,7 @@ package leasetype
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -58,10 +59,26 @@ type StepInfo struct {
 	// Waiting says the step's parents have not all ended yet (or they
 	// have, and the step is about to be queued or cancelled).
 	Waiting bool
-	// After names the step's parents, and RunOnFailure whether a parent
-	// that ends without success lets it run (else it cancels it).
-	After        []string
-	RunOnFailure bool
+	// After names the step's parents, and RunOnFailureOf those of them
+	// whose end without success lets it run (the others' cancels it).
+	After          []string
+	RunOnFailureOf []string
+}
+
+// OnParentFailure says what a parent that ends without success does to
+// the step: "-" without parents, "runs" when each lets it run,
+// "cancelled" when each cancels it, else "runs after A's, cancelled by
+// the others'" naming those that let it run.
+func (s StepInfo) OnParentFailure() string {
+	switch {
+	case len(s.After) == 0:
+		return "-"
+	case len(s.RunOnFailureOf) == len(s.After):
+		return "runs"
+	case len(s.RunOnFailureOf) == 0:
+		return "cancelled"
+	}
+	return "runs after " + strings.Join(s.RunOnFailureOf, "'s, ") + "'s, cancelled by the others'"
 }
 
 // ParentResult is a step's parent as the step's handler reads it

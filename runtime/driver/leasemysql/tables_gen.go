@@ -725,7 +725,9 @@ func (t tables) WorkflowGet(ctx context.Context, id leasetype.WorkflowID) (lease
 	for _, d := range deps {
 		s := &info.Steps[at[d.ChildStep]]
 		s.After = append(s.After, d.ParentStep)
-		s.RunOnFailure = d.RunOnFailure
+		if d.RunOnFailure {
+			s.RunOnFailureOf = append(s.RunOnFailureOf, d.ParentStep)
+		}
 	}
 	return info, nil
 }

@@ -31,9 +31,9 @@ type WorkflowBatch struct {
 	Tasks   []driver.NewTask
 	Names   []string
 	Parents [][]int
-	// RunOnFailure[i] says a parent of step i that ends without success
-	// lets it run; else it cancels it.
-	RunOnFailure []bool
+	// RunOnFailure[i][k] says parent Parents[i][k] of step i lets it run
+	// when it ends without success; else it cancels it.
+	RunOnFailure [][]bool
 }
 
 // InsertWorkflow stores b in one transaction of t (a caller's, when t
@@ -70,8 +70,8 @@ func InsertWorkflow(ctx context.Context, t driver.Tables, b WorkflowBatch) (leas
 			if err := tx.WorkflowStepInsert(ctx, step); err != nil {
 				return fmt.Errorf("store step %s: %w", b.Names[i], err)
 			}
-			for _, p := range b.Parents[i] {
-				if err := tx.TaskDepInsert(ctx, driver.TaskDep{Parent: ids[p], Child: id, RunOnFailure: b.RunOnFailure[i]}); err != nil {
+			for k, p := range b.Parents[i] {
+				if err := tx.TaskDepInsert(ctx, driver.TaskDep{Parent: ids[p], Child: id, RunOnFailure: b.RunOnFailure[i][k]}); err != nil {
 					return fmt.Errorf("store step %s's parent %s: %w", b.Names[i], b.Names[p], err)
 				}
 			}

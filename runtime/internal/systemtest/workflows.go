@@ -128,9 +128,11 @@ func testWorkflowDiamond(t *testing.T, b *Bundle) {
 
 // A parent that fails for good cancels the steps after it (and theirs in
 // turn), which never run, and lets a step marked RunOnParentFailure run,
-// which reads the failure. Retrying the parent makes the steps it
-// cancelled wait for it again; they run after it, and the step that ran
-// already does not run again.
+// which reads the failure. Per edge: of two steps after the failing parent
+// and a succeeding one, the one whose rule lets the failing parent's
+// failure through runs, the other is cancelled. Retrying the parent makes
+// the steps it cancelled wait for it again; they run after it, and the
+// steps that ran already do not run again.
 func testWorkflowParentFailure(t *testing.T, b *Bundle) {
 	log := newStepLog()
 	var failing atomic.Bool
@@ -143,12 +145,16 @@ func testWorkflowParentFailure(t *testing.T, b *Bundle) {
 			return nil
 		},
 		"wf-b": log.handler("b"), "wf-e": log.handler("e"), "wf-c": log.handler("c"),
+		"wf-x": log.handler("x"), "wf-g": log.handler("g"), "wf-h": log.handler("h"),
 	})
 	run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "failing", Steps: []runtime.Step{
 		{Name: "a", Request: runtime.Request{Type: "wf-fails"}},
 		{Name: "b", Request: runtime.Request{Type: "wf-b"}, After: []string{"a"}},
 		{Name: "e", Request: runtime.Request{Type: "wf-e"}, After: []string{"b"}},
 		{Name: "c", Request: runtime.Request{Type: "wf-c"}, After: []string{"a"}, RunOnParentFailure: true},
+		{Name: "x", Request: runtime.Request{Type: "wf-x"}},
+		{Name: "g", Request: runtime.Request{Type: "wf-g"}, After: []string{"a", "x"}, RunOnFailureOf: []string{"a"}},
+		{Name: "h", Request: runtime.Request{Type: "wf-h"}, After: []string{"a", "x"}, RunOnFailureOf: []string{"x"}},
 	}})
 	dbtest.Must(t, "enqueue the workflow", err)
 	b.WaitStatus(t, run.Tasks["a"], runtime.StatusFailed)
@@ -158,9 +164,11 @@ func testWorkflowParentFailure(t *testing.T, b *Bundle) {
 		}
 	}
 	b.WaitStatus(t, run.Tasks["c"], runtime.StatusSuccess)
+	b.WaitStatus(t, run.Tasks["g"], runtime.StatusSuccess)
+	b.WaitStatus(t, run.Tasks["h"], runtime.StatusCancelled)
 	_, parents, runs := log.snapshot()
-	if runs["b"]+runs["e"] != 0 || runs["c"] != 1 {
-		t.Errorf("runs per step %v, want c once and no b or e", runs)
+	if runs["b"]+runs["e"]+runs["h"] != 0 || runs["c"] != 1 || runs["g"] != 1 {
+		t.Errorf("runs per step %v, want c and g once and no b, e or h", runs)
 	}
 	if p := parents["c"]; len(p) != 1 || p[0].Step != "a" || p[0].Status != runtime.StatusFailed {
 		t.Errorf("c read its parents as %+v, want a FAILED", p)
@@ -169,8 +177,9 @@ func testWorkflowParentFailure(t *testing.T, b *Bundle) {
 	failing.Store(false)
 	dbtest.Must(t, "retry a", b.Client.Retry(bg, run.Tasks["a"]))
 	b.WaitStatus(t, run.Tasks["e"], runtime.StatusSuccess)
+	b.WaitStatus(t, run.Tasks["h"], runtime.StatusSuccess)
 	started, _, runs := log.snapshot()
-	if diff := cmp.Diff(map[string]int{"b": 1, "c": 1, "e": 1}, runs); diff != "" {
+	if diff := cmp.Diff(map[string]int{"b": 1, "c": 1, "e": 1, "x": 1, "g": 1, "h": 1}, runs); diff != "" {
 		t.Errorf("runs per step after the retry (-want +got):\n%s", diff)
 	}
 	if i := slices.Index(started, "b"); i < 0 || slices.Index(started, "e") < i {

@@ -82,4 +82,5 @@ type StepOptions struct {
 	First  A                 `leasegen:"unique max_attemps=3"`
 	Second B                 `leasegen:"timeout=soon"`
 	Many   runtime.FanOut[A] `after:"Second" leasegen:"run_on_parent_failure"`
+	Third  A                 `after:"Second" leasegen:"run_on_parent_failure=First"`
 }

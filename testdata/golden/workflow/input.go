@@ -68,5 +68,5 @@ type Crawl struct {
 	List   ListPages                 `leasegen:"max_attempts=3 timeout=30s"`
 	Fetch  runtime.FanOut[FetchPage] `after:"List" result:"Page" leasegen:"concurrency=4 priority=2"`
 	Index  IndexSite                 `after:"Fetch" result:"int"`
-	Report Report                    `after:"Fetch,Index" leasegen:"run_on_parent_failure"`
+	Report Report                    `after:"Fetch,Index" leasegen:"run_on_parent_failure=Index"`
 }

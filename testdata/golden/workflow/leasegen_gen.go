@@ -328,7 +328,7 @@ func newCrawlWorkflow(w Crawl, opts []runtime.EnqueueOption) (runtime.Workflow, 
 				Payload: pReport,
 				Type:    TaskCrawlReport,
 			},
-			RunOnParentFailure: true,
+			RunOnFailureOf: []string{"Index"},
 		}},
 	}, nil
 }
@@ -387,8 +387,8 @@ type CrawlIndexInputs struct {
 
 // CrawlReportInputs are the results of the parents of step Report of Crawl.
 type CrawlReportInputs struct {
-	Fetch []*Page // what each step of fan-out Fetch returned, in its order; nil for one that did not succeed
-	Index *int    // what step Index returned; nil when it did not succeed
+	Fetch []Page // what each step of fan-out Fetch returned, in its order
+	Index *int   // what step Index returned; nil when it did not succeed
 }
 
 // CrawlHandler handles the steps of Crawl workflows.
@@ -409,8 +409,8 @@ type CrawlHandler interface {
 	// in holds its parents' results.
 	// Its int is stored with the completion for the steps after it.
 	HandleCrawlIndex(ctx context.Context, t *runtime.Task, p IndexSite, in CrawlIndexInputs) (int, error)
-	// HandleCrawlReport runs step Report once its parents ended, whether or not they succeeded;
-	// an error retries it with backoff unless it is runtime.Permanent.
+	// HandleCrawlReport runs step Report once its parents ended, each successfully but Index,
+	// whose failure does not cancel it; an error retries it with backoff unless it is runtime.Permanent.
 	// in holds its parents' results.
 	HandleCrawlReport(ctx context.Context, t *runtime.Task, p Report, in CrawlReportInputs) error
 }
