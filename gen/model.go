@@ -134,35 +134,27 @@ func (s *Step) lenient(p string) bool {
 	return s.RunOnParentFailure || slices.Contains(s.RunOnFailureOf, p)
 }
 
-// runtimeLenient names the stored parents whose failure lets s run (a
-// fan-out's parent stands for it, as in runtimeAfter).
-func (s *Step) runtimeLenient() []string {
-	var names []string
-	for _, name := range s.RunOnFailureOf {
-		if p := s.wf.step(name); p.FanOut {
-			name = p.After[0]
-		}
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-	}
-	return names
-}
+// runtimeLenient names the stored parents whose failure lets s run.
+func (s *Step) runtimeLenient() []string { return s.stored(s.RunOnFailureOf) }
 
-// runtimeAfter names the steps s runs after in the stored workflow: a
-// fan-out parent's steps do not exist at enqueue, and the parent that
-// spawns them stands for them (a step after it waits for all it spawns).
-func (s *Step) runtimeAfter() []string {
-	var after []string
-	for _, name := range s.After {
+// runtimeAfter names the steps s runs after in the stored workflow.
+func (s *Step) runtimeAfter() []string { return s.stored(s.After) }
+
+// stored maps names of steps of s's workflow to the stored steps they
+// stand for, once each: a fan-out's steps do not exist at enqueue, and
+// the parent that spawns them stands for them (a step after it waits for
+// all it spawns).
+func (s *Step) stored(names []string) []string {
+	var out []string
+	for _, name := range names {
 		if p := s.wf.step(name); p.FanOut {
 			name = p.After[0]
 		}
-		if !slices.Contains(after, name) {
-			after = append(after, name)
+		if !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
-	return after
+	return out
 }
 
 func (s *Step) ConstName() string    { return "Task" + s.wf.TypeName + s.Field }

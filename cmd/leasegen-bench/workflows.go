@@ -92,6 +92,29 @@ func workflowsBench(ctx context.Context, o options, s *scratch, t *table) error 
 	}
 	t.add(workflowName(o, fmt.Sprintf("the same %s steps as plain tasks, enqueued in batches", number(float64(steps)))), "tasks/s", float64(steps)/tookPlain.Seconds())
 	t.add(workflowName(o, "time a step takes over a plain task's"), "x", took.Seconds()/tookPlain.Seconds())
+
+	// What plain tasks pay in a service with workflows: while a step
+	// waits, each completion batch reads whether its tasks have waiting
+	// children.
+	parked, err := s.client.EnqueueWorkflow(ctx, runtime.Workflow{Name: "parked", Steps: []runtime.Step{
+		{Name: "root", Request: runtime.Request{Type: "no-worker"}},
+		{Name: "child", Request: runtime.Request{Type: "no-worker"}, After: []string{"root"}},
+	}})
+	if err != nil {
+		return err
+	}
+	if err := queueKeyed(ctx, s, "plain", steps, nil); err != nil {
+		return err
+	}
+	tookMixed, err := runAll(ctx, s, "plain", newStepTimes().handler(), steps)
+	if err != nil {
+		return err
+	}
+	if _, err := s.client.CancelWorkflow(ctx, parked.ID); err != nil {
+		return err
+	}
+	t.add(workflowName(o, "the same plain tasks while a workflow step waits"), "tasks/s", float64(steps)/tookMixed.Seconds())
+	t.add(workflowName(o, "plain tasks' time while a step waits over without"), "x", tookMixed.Seconds()/tookPlain.Seconds())
 	return nil
 }
 
