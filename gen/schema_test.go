@@ -35,7 +35,7 @@ func TestPostgresSchemaApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "leasegen_attempts,leasegen_count_turn,leasegen_counts,leasegen_flow_keys,leasegen_flow_slots,leasegen_idempotency_keys,leasegen_limits,leasegen_paused_types,leasegen_schedules,leasegen_task_deps,leasegen_tasks,leasegen_throughput,leasegen_workers,leasegen_workflow_steps,leasegen_workflows"
+	want := "leasegen_attempts,leasegen_count_turn,leasegen_counts,leasegen_flow_keys,leasegen_flow_slots,leasegen_idempotency_keys,leasegen_limits,leasegen_parent_types,leasegen_paused_types,leasegen_schedules,leasegen_task_deps,leasegen_tasks,leasegen_throughput,leasegen_workers,leasegen_workflow_steps,leasegen_workflows"
 	if tables != want {
 		t.Errorf("tables %s, want %s", tables, want)
 	}

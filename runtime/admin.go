@@ -155,7 +155,6 @@ func (c *Client) Retry(ctx context.Context, id TaskID) error {
 			return c.engine.classify(err)
 		}
 	}
-	revived := 0
 	changed, err := bookkeeping.ChangeTask(ctx, c.engine.tables, id, func(tx driver.Tables) (bool, error) {
 		changed, err := tx.TaskRetry(ctx, id)
 		if err != nil || !changed {
@@ -164,12 +163,9 @@ func (c *Client) Retry(ctx context.Context, id TaskID) error {
 		// The workflow steps its failure cancelled wait for it again, in
 		// the same transaction: a worker that ended the task again before
 		// they waited would not settle them.
-		revived, err = bookkeeping.ReviveDependants(ctx, tx, id)
+		_, err = bookkeeping.ReviveDependants(ctx, tx, id)
 		return true, err
 	})
-	if revived > 0 {
-		c.engine.stepsWaiting.Store(true)
-	}
 	if err != nil || changed {
 		return c.engine.failed(err, "retry task %d", id)
 	}

@@ -109,7 +109,7 @@ func (c *completer) complete(ctx context.Context, batch []*execution) {
 		}
 	}
 	var keys []driver.FlowKey
-	var ended []TaskID
+	var ended []*execution
 	for i, e := range batch {
 		outcome := e.record(err == nil && oks[i], err, c.completed, "complete", OutcomeSuccess)
 		e.close(outcome)
@@ -117,7 +117,7 @@ func (c *completer) complete(ctx context.Context, batch []*execution) {
 			keys = append(keys, k)
 		}
 		if outcome == OutcomeSuccess {
-			ended = append(ended, e.task.ID)
+			ended = append(ended, e)
 		}
 	}
 	x := batch[0].x

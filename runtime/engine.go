@@ -26,12 +26,9 @@ type Engine struct {
 	// lock-wait timeout or a busy database.
 	conflictRetries atomic.Int64
 	observer        Observer
-	// stepsWaiting says a workflow's step may wait for its parents: set
-	// by this engine's workflow enqueues and by recovery, which reads it
-	// from the database each pass. While it is false, a worker looks for
-	// the children of the tasks it ends only after reading it again (at
-	// most once a second).
-	stepsWaiting atomic.Bool
+	// parents are the task types whose tasks may have waiting workflow
+	// children: a worker settles the children of those tasks only.
+	parents parentTypes
 }
 
 // NewEngine returns the engine on d, a driver from leasemysql.New or

@@ -35,13 +35,10 @@ type executor struct {
 	// keyReleases is the key release loop's queue: the keys whose tasks
 	// ended.
 	keyReleases *handoff[driver.FlowKey]
-	// settles is the settle loop's queue: the tasks that ended while a
-	// workflow's step may wait (stepsWaiting), whose children it settles.
-	settles      *handoff[TaskID]
-	stepsWaiting *atomic.Bool
-	// stepsProbedAt is when stepsMayWait last read the database (Unix
-	// nanoseconds).
-	stepsProbedAt atomic.Int64
+	// settles is the settle loop's queue: the tasks that ended whose
+	// types may be workflow parents, whose children it settles.
+	settles *handoff[endedTask]
+	parents *parentTypes // the engine's
 	// failed wraps an error of the database for a handler (Engine.failed).
 	failed func(err error, what string, args ...any) error
 	// spawner checks and stores the steps a handler spawns (Task.Spawn),
@@ -74,7 +71,7 @@ func (w *Worker) newExecutor() *executor {
 		driver: w.engine.driver, tables: w.engine.tables, db: w.engine.db, workerID: w.cfg.WorkerID,
 		logger: w.cfg.Logger, clock: w.cfg.Clock, observer: w.engine.observer, stats: &w.stats,
 		fences: w.fences, prefetch: w.prefetch, completions: w.completions, keyReleases: newHandoff[driver.FlowKey](), keep: w.cfg.AttemptHistory,
-		settles: newHandoff[TaskID](), stepsWaiting: &w.engine.stepsWaiting, failed: w.engine.failed,
+		settles: newHandoff[endedTask](), parents: &w.engine.parents, failed: w.engine.failed,
 		spawner: &Client{engine: w.engine, cfg: ClientConfig{MaxPayloadBytes: 1 << 20, DefaultMaxAttempts: defaultMaxAttempts}},
 		runCtx:  w.runCtx, slots: w, writes: make(writeSlots, maxSeparateWrites), retry: w.engine.writeRetry(),
 	}
@@ -214,7 +211,7 @@ func (e *execution) end(outcome string) {
 		e.x.handOn([]driver.FlowKey{k})
 	}
 	if outcome == OutcomeSuccess || outcome == OutcomeFailed {
-		e.x.settleChildren(e.task.ID)
+		e.x.settleChildren(e)
 	}
 }
 

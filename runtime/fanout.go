@@ -63,7 +63,13 @@ func (t *Task) SpawnNamed(ctx context.Context, name string, reqs []Request) (err
 	}
 	defer done()
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if _, err := bookkeeping.SpawnSteps(ctx, x.driver.TablesIn(tx), t.ID, name, tasks); err != nil {
+	// The spawned steps get t's children: their types are parent types.
+	types := make([]string, len(tasks))
+	for i, task := range tasks {
+		types[i] = task.Type
+	}
+	newTypes := x.parents.unknown(types)
+	if _, err := bookkeeping.SpawnSteps(ctx, x.driver.TablesIn(tx), t.ID, name, tasks, newTypes); err != nil {
 		if errors.Is(err, bookkeeping.ErrNotAStep) {
 			return Permanent(fmt.Errorf("%w: Spawn: %w", ErrInvalidTask, err))
 		}
@@ -75,6 +81,7 @@ func (t *Task) SpawnNamed(ctx context.Context, name string, reqs []Request) (err
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	x.parents.add(newTypes...)
 	notified := map[string]bool{}
 	for _, task := range tasks {
 		if !notified[task.Type] {

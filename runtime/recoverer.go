@@ -34,9 +34,6 @@ type recoverer struct {
 	found func()
 	// renewRow renews the worker's row after each pass.
 	renewRow func(ctx context.Context)
-	// stepsWaiting is the engine's: each pass reads whether a workflow's
-	// step waits.
-	stepsWaiting *atomic.Bool
 	// stepsCursor is the last waiting step the previous pass read (0: it
 	// read the last one; this pass starts from the first).
 	stepsCursor leasetype.TaskID
@@ -51,7 +48,6 @@ func newRecoverer(w *Worker) *recoverer {
 		interval: w.cfg.RecoveryInterval, batch: w.cfg.RecoveryBatchSize, maxBatches: w.cfg.RecoveryMaxBatches,
 		pause: w.cfg.RecoveryPause, recovered: &w.stats.recovered, found: w.signal, renewRow: w.renewRegistration,
 		keep: w.cfg.AttemptHistory, historyWait: max(w.cfg.LeaseTimeout, w.cfg.RecoveryInterval),
-		stepsWaiting: &w.engine.stepsWaiting,
 	}
 }
 

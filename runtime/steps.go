@@ -13,31 +13,39 @@ const settleWait = 10 * time.Second
 // maxSettle bounds the ended tasks whose children one settle decides.
 const maxSettle = 500
 
-// stepsProbeEvery is how often, at most, a worker that knows of no
-// waiting workflow step reads whether one waits, after tasks ended.
-const stepsProbeEvery = time.Second
-
-// settleChildren hands tasks that ended to the settle loop, or settles
-// their children here once the loop has stopped.
-func (x *executor) settleChildren(ended ...TaskID) {
-	if len(ended) > 0 && !x.settles.push(ended...) {
-		x.settle(ended)
+// settleChildren hands the tasks of ended executions whose types may be
+// workflow parents to the settle loop, or settles their children here once
+// the loop has stopped. A plain task's type is dropped here, without a
+// read, between two reads of the parent types.
+func (x *executor) settleChildren(ended ...*execution) {
+	var tasks []endedTask
+	for _, e := range ended {
+		if x.parents.mayBe(e.task.Type) {
+			tasks = append(tasks, endedTask{id: e.task.ID, typ: e.task.Type})
+		}
+	}
+	if len(tasks) > 0 && !x.settles.push(tasks...) {
+		x.settle(tasks)
 	}
 }
 
-// settle decides the waiting children of tasks that ended, when a
-// workflow step may wait, and wakes the workers of the steps it queued. A
-// failure is logged and left to recovery's pass over stalled steps.
-func (x *executor) settle(ended []TaskID) {
+// settle decides the waiting children of tasks that ended, those of
+// parent types, and wakes the workers of the steps it queued. A failure
+// is logged and left to recovery's pass over stalled steps.
+func (x *executor) settle(ended []endedTask) {
 	if len(ended) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(x.runCtx, settleWait)
 	defer cancel()
-	if !x.stepsMayWait(ctx) {
+	ids, err := x.parents.filter(ctx, x.tables, ended)
+	if err != nil {
+		x.logger.Warn("leasegen: reading the workflow parent types failed", "worker", x.workerID, "err", err)
+	}
+	if len(ids) == 0 {
 		return
 	}
-	s, err := bookkeeping.SettleChildren(ctx, x.tables, ended)
+	s, err := bookkeeping.SettleChildren(ctx, x.tables, ids)
 	if err != nil {
 		x.logger.Warn("leasegen: deciding the steps after ended tasks failed; recovery will", "worker", x.workerID, "err", err)
 		return
@@ -46,33 +54,6 @@ func (x *executor) settle(ended []TaskID) {
 		x.driver.Notify(t)
 	}
 	x.observer.StepsSettled(len(s.Queued), len(s.Cancelled))
-}
-
-// stepsMayWait reports whether a workflow step may wait for its parents:
-// the engine's flag (its client's workflow enqueues and recovery's passes
-// set it), read again from the database at most once a stepsProbeEvery
-// while it is false, so that a workflow enqueued by another process is
-// settled within about a second, and a service without workflows pays
-// one cheap read a second at most. The tasks that ended before are
-// settled by recovery's pass.
-func (x *executor) stepsMayWait(ctx context.Context) bool {
-	if x.stepsWaiting.Load() {
-		return true
-	}
-	now := time.Now().UnixNano()
-	last := x.stepsProbedAt.Load()
-	if now-last < int64(stepsProbeEvery) || !x.stepsProbedAt.CompareAndSwap(last, now) {
-		return false
-	}
-	waiting, err := x.tables.StepsWaitingAny(ctx)
-	if err != nil {
-		x.logger.Warn("leasegen: reading whether workflow steps wait failed", "worker", x.workerID, "err", err)
-		return true // settling finds out
-	}
-	if waiting {
-		x.stepsWaiting.Store(true)
-	}
-	return waiting
 }
 
 // settleLoop is the service that settles the children of ended tasks off
@@ -89,9 +70,8 @@ func (x *executor) settleLoop(_ context.Context, stop <-chan struct{}) {
 const stalledStepBatch = 100
 
 // settleStalledSteps decides the waiting steps whose parents ended without
-// a settle (their worker died in between, or recovery ended them), and
-// refreshes whether any step waits: while none does, workers do not look
-// for the children of the tasks they end.
+// a settle (their worker died in between, did not know the parent's type
+// as one yet, or recovery ended them), when a step waits.
 func (r *recoverer) settleStalledSteps(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, r.interval)
 	defer cancel()
@@ -100,7 +80,6 @@ func (r *recoverer) settleStalledSteps(ctx context.Context) {
 		r.logger.Error("leasegen: reading whether workflow steps wait failed", "worker", r.workerID, "err", err)
 		return
 	}
-	r.stepsWaiting.Store(waiting)
 	if !waiting {
 		return
 	}

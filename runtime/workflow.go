@@ -129,6 +129,7 @@ func (c *Client) storeWorkflow(ctx context.Context, q driver.DBTX, w Workflow, g
 	}
 	b := bookkeeping.WorkflowBatch{Name: w.Name, Tasks: make([]driver.NewTask, len(reqs)), Names: make([]string, len(reqs)),
 		Parents: graph.parents, RunOnFailure: make([][]bool, len(reqs))}
+	var parentTypes []string // of the steps that have children
 	for i, r := range reqs {
 		s := w.Steps[graph.order[i]]
 		t, err := c.stepTask(r)
@@ -138,8 +139,10 @@ func (c *Client) storeWorkflow(ctx context.Context, q driver.DBTX, w Workflow, g
 		b.Tasks[i], b.Names[i] = t, s.Name
 		for _, p := range graph.parents[i] {
 			b.RunOnFailure[i] = append(b.RunOnFailure[i], s.runsOnFailureOf(w.Steps[graph.order[p]].Name))
+			parentTypes = append(parentTypes, reqs[p].Type)
 		}
 	}
+	b.ParentTypes = c.engine.parents.unknown(parentTypes)
 	if err := c.checkBeforeInsert(ctx, b.Tasks); err != nil {
 		return nil, err
 	}
@@ -152,7 +155,7 @@ func (c *Client) storeWorkflow(ctx context.Context, q driver.DBTX, w Workflow, g
 		return nil, c.engine.classifyWrite(err)
 	}
 	graph.id = id
-	c.engine.stepsWaiting.Store(true)
+	c.engine.parents.add(b.ParentTypes...)
 	c.countEnqueued(b.Tasks)
 	c.engine.observer.WorkflowStarted(w.Name)
 	return ids, nil

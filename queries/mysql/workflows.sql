@@ -202,3 +202,11 @@ WHERE leasegen_workflows.id = sqlc.arg(id) AND ended_at IS NULL
 -- A retried step's workflow has not ended.
 UPDATE leasegen_workflows SET status = NULL, ended_at = NULL
 WHERE id = (SELECT workflow_id FROM leasegen_workflow_steps WHERE task_id = ?);
+
+-- name: ParentTypeAdd :exec
+-- A task type whose tasks may have waiting children (a duplicate writes
+-- nothing).
+INSERT IGNORE INTO leasegen_parent_types (task_type) VALUES (?);
+
+-- name: ParentTypeList :many
+SELECT task_type FROM leasegen_parent_types ORDER BY task_type;

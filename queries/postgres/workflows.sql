@@ -171,3 +171,9 @@ WHERE id = sqlc.arg(id)::bigint AND ended_at IS NULL
 -- name: WorkflowReopen :exec
 UPDATE leasegen_workflows SET status = NULL, ended_at = NULL
 WHERE id = (SELECT workflow_id FROM leasegen_workflow_steps WHERE task_id = $1);
+
+-- name: ParentTypeAdd :exec
+INSERT INTO leasegen_parent_types (task_type) VALUES ($1) ON CONFLICT DO NOTHING;
+
+-- name: ParentTypeList :many
+SELECT task_type FROM leasegen_parent_types ORDER BY task_type;

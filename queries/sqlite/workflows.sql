@@ -171,3 +171,9 @@ WHERE leasegen_workflows.id = sqlc.arg(id) AND ended_at IS NULL
 -- name: WorkflowReopen :exec
 UPDATE leasegen_workflows SET status = NULL, ended_at = NULL
 WHERE id = (SELECT workflow_id FROM leasegen_workflow_steps WHERE task_id = ?);
+
+-- name: ParentTypeAdd :exec
+INSERT OR IGNORE INTO leasegen_parent_types (task_type) VALUES (?);
+
+-- name: ParentTypeList :many
+SELECT task_type FROM leasegen_parent_types ORDER BY task_type;

@@ -297,6 +297,11 @@ type Tables interface {
 	// WorkflowReopen makes the workflow of step task not ended (a retry
 	// runs the step again).
 	WorkflowReopen(ctx context.Context, task leasetype.TaskID) error
+	// ParentTypesAdd records task types whose tasks may have waiting
+	// children (those already recorded stay).
+	ParentTypesAdd(ctx context.Context, types []string) error
+	// ParentTypes returns the task types ParentTypesAdd recorded.
+	ParentTypes(ctx context.Context) ([]string, error)
 
 	// MigrationList maps each applied schema version to when it was
 	// applied.

@@ -29,6 +29,14 @@ var leastPrivilegeGrants = []string{
 	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_schedules TO %s",
 	"GRANT SELECT, INSERT, DELETE ON %s.leasegen_attempts TO %s",
 	"GRANT SELECT, INSERT, DELETE ON %s.leasegen_throughput TO %s",
+	"GRANT SELECT, INSERT, DELETE ON %s.leasegen_counts TO %s",
+	"GRANT SELECT, UPDATE ON %s.leasegen_count_turn TO %s",
+	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_flow_keys TO %s",
+	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_flow_slots TO %s",
+	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_workflows TO %s",
+	"GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leasegen_workflow_steps TO %s",
+	"GRANT SELECT, INSERT, DELETE ON %s.leasegen_task_deps TO %s",
+	"GRANT SELECT, INSERT ON %s.leasegen_parent_types TO %s",
 	"GRANT SELECT ON %s.leasegen_schema_migrations TO %s",
 }
 
@@ -55,6 +63,8 @@ func TestLeastPrivilegeUser(t *testing.T) {
 	b := systemtest.SetupOn(t, &harness, &drivertest.DB{DB: db, DSN: cfg.FormatDSN()}) // Migrate on a current schema
 	cfgW := systemtest.Config()
 	cfgW.GlobalLimit = 4
+	var logs systemtest.LogBook
+	cfgW.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	b.StartWorker(t, cfgW, map[string]runtime.HandlerFunc{
 		"pay": func(ctx context.Context, task *runtime.Task) error {
 			return runtime.RunIdempotent(ctx, task, strings.Trim(string(task.Payload), `"`), func(context.Context, *sql.Tx) error { return nil })
@@ -73,6 +83,19 @@ func TestLeastPrivilegeUser(t *testing.T) {
 		return len(list) == 1 && list[0].Ticks > 0
 	}, func() string { return fmt.Sprintf("the worker user's schedule fired no tick: %+v", list) })
 	dbtest.Must(t, "pause a schedule as the worker user", b.Client.PauseSchedule(bg, "pay"))
+	cfgW.WorkerID = "steps"
+	b.StartWorker(t, cfgW, map[string]runtime.HandlerFunc{"step": func(context.Context, *runtime.Task) error { return nil }})
+	run, err := b.Client.EnqueueWorkflow(bg, runtime.Workflow{Name: "pair", Steps: []runtime.Step{
+		{Name: "a", Request: runtime.Request{Type: "step"}},
+		{Name: "b", Request: runtime.Request{Type: "step"}, After: []string{"a"}},
+	}})
+	dbtest.Must(t, "enqueue a workflow as the worker user", err)
+	b.WaitStatus(t, run.Tasks["b"], runtime.StatusSuccess)
+	_, err = b.Client.Stats(bg)
+	dbtest.Must(t, "read the counts as the worker user", err)
+	if strings.Contains(logs.String(), "denied") {
+		t.Errorf("the worker user was denied something:\n%s", logs.String())
+	}
 
 	// A pending migration needs schema privileges, and says so.
 	_, err = admin.Exec("DELETE FROM leasegen_schema_migrations WHERE version = 2")

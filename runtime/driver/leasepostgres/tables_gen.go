@@ -738,6 +738,21 @@ func (t tables) WorkflowReopen(ctx context.Context, task leasetype.TaskID) error
 	})
 }
 
+func (t tables) ParentTypesAdd(ctx context.Context, types []string) error {
+	return t.Write(ctx, func() error {
+		for _, typ := range types {
+			if err := t.s.q.ParentTypeAdd(ctx, t.q, db.ParentTypeAddParams{TaskType: typ}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (t tables) ParentTypes(ctx context.Context) ([]string, error) {
+	return t.s.q.ParentTypeList(ctx, t.q)
+}
+
 func (t tables) StepOrphans(ctx context.Context, limit int) ([]leasetype.TaskID, error) {
 	rows, err := t.s.q.StepOrphans(ctx, t.q, db.StepOrphansParams{Limit: int32(limit)})
 	return sqlbuild.Map(rows, func(id int64) leasetype.TaskID { return leasetype.TaskID(id) }), err

@@ -34,6 +34,9 @@ type WorkflowBatch struct {
 	// RunOnFailure[i][k] says parent Parents[i][k] of step i lets it run
 	// when it ends without success; else it cancels it.
 	RunOnFailure [][]bool
+	// ParentTypes are task types of steps with children to record as
+	// parent types (those the caller does not know recorded).
+	ParentTypes []string
 }
 
 // InsertWorkflow stores b in one transaction of t (a caller's, when t
@@ -46,6 +49,9 @@ func InsertWorkflow(ctx context.Context, t driver.Tables, b WorkflowBatch) (leas
 		var err error
 		if wid, err = tx.WorkflowInsert(ctx, b.Name); err != nil {
 			return fmt.Errorf("store workflow %s: %w", b.Name, err)
+		}
+		if err := tx.ParentTypesAdd(ctx, b.ParentTypes); err != nil {
+			return fmt.Errorf("record the parent types %v: %w", b.ParentTypes, err)
 		}
 		if ids, err = tx.TaskInsert(ctx, b.Tasks); err != nil {
 			return err
@@ -88,8 +94,9 @@ var ErrNotAStep = errors.New("not a workflow step")
 // transaction (the one that completes parent): the i-th named after name
 // (parent's step's when empty) and i ("split/3"), each after parent and
 // before the steps parent is before, which then wait for every spawned
-// step too. It returns their ids in order.
-func SpawnSteps(ctx context.Context, t driver.Tables, parent leasetype.TaskID, name string, tasks []driver.NewTask) ([]leasetype.TaskID, error) {
+// step too; newTypes are the spawned tasks' types to record as parent
+// types (they get parent's children). It returns their ids in order.
+func SpawnSteps(ctx context.Context, t driver.Tables, parent leasetype.TaskID, name string, tasks []driver.NewTask, newTypes []string) ([]leasetype.TaskID, error) {
 	step, ok, err := t.StepOf(ctx, parent)
 	switch {
 	case err != nil:
@@ -99,6 +106,9 @@ func SpawnSteps(ctx context.Context, t driver.Tables, parent leasetype.TaskID, n
 	}
 	if name == "" {
 		name = step.Name
+	}
+	if err := t.ParentTypesAdd(ctx, newTypes); err != nil {
+		return nil, fmt.Errorf("record the parent types %v: %w", newTypes, err)
 	}
 	ids, err := t.TaskInsert(ctx, tasks)
 	if err != nil {

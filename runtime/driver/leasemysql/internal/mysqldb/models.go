@@ -64,6 +64,10 @@ type LeasegenLimit struct {
 	Version int64
 }
 
+type LeasegenParentType struct {
+	TaskType string
+}
+
 type LeasegenPausedType struct {
 	TaskType string
 	PausedAt time.Time

@@ -63,6 +63,10 @@ type LeasegenLimit struct {
 	Scope string
 }
 
+type LeasegenParentType struct {
+	TaskType string
+}
+
 type LeasegenPausedType struct {
 	TaskType string
 	PausedAt time.Time

@@ -13,6 +13,46 @@ import (
 	"github.com/lib/pq"
 )
 
+const parentTypeAdd = `-- name: ParentTypeAdd :exec
+INSERT INTO leasegen_parent_types (task_type) VALUES ($1) ON CONFLICT DO NOTHING
+`
+
+type ParentTypeAddParams struct {
+	TaskType string
+}
+
+func (q *Queries) ParentTypeAdd(ctx context.Context, db DBTX, arg ParentTypeAddParams) error {
+	_, err := db.ExecContext(ctx, parentTypeAdd, arg.TaskType)
+	return err
+}
+
+const parentTypeList = `-- name: ParentTypeList :many
+SELECT task_type FROM leasegen_parent_types ORDER BY task_type
+`
+
+func (q *Queries) ParentTypeList(ctx context.Context, db DBTX) ([]string, error) {
+	rows, err := db.QueryContext(ctx, parentTypeList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var task_type string
+		if err := rows.Scan(&task_type); err != nil {
+			return nil, err
+		}
+		items = append(items, task_type)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const stepDeleteTasks = `-- name: StepDeleteTasks :execrows
 DELETE FROM leasegen_workflow_steps WHERE task_id = ANY($1::bigint[])
 `

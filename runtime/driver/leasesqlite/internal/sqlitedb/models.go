@@ -58,6 +58,10 @@ type LeasegenIdempotencyKey struct {
 	CreatedAt int64
 }
 
+type LeasegenParentType struct {
+	TaskType string
+}
+
 type LeasegenPausedType struct {
 	TaskType string
 	PausedAt int64
