@@ -73,7 +73,7 @@ const stalledStepBatch = 100
 // a settle (their worker died in between, did not know the parent's type
 // as one yet, or recovery ended them), when a step waits.
 func (r *recoverer) settleStalledSteps(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, r.interval)
+	ctx, cancel := context.WithTimeout(ctx, max(r.interval, workflowPassWait))
 	defer cancel()
 	waiting, err := r.tables.StepsWaitingAny(ctx)
 	if err != nil {
@@ -98,13 +98,18 @@ func (r *recoverer) settleStalledSteps(ctx context.Context) {
 	}
 }
 
+// workflowPassWait is the least time a recovery pass gives its workflow
+// work (the stalled steps, the ends), however short the interval: a pass
+// that gave up on a loaded server would end no workflow at all.
+const workflowPassWait = 5 * time.Second
+
 // openWorkflowBatch bounds the open workflows one recovery pass reads.
 const openWorkflowBatch = 100
 
 // endWorkflows ends the next page of open workflows whose every step has
 // ended (bookkeeping.EndWorkflows), and reports those this process ended.
 func (r *recoverer) endWorkflows(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, r.interval)
+	ctx, cancel := context.WithTimeout(ctx, max(r.interval, workflowPassWait))
 	defer cancel()
 	ended, next, err := bookkeeping.EndWorkflows(ctx, r.tables, r.workflowsCursor, openWorkflowBatch)
 	r.workflowsCursor = next
