@@ -8,8 +8,12 @@ INSERT IGNORE INTO leasegen_attempts
 VALUES (?, ?, ?, ?, COALESCE(sqlc.narg(finished_at), NOW(3)), ?, ?, ?);
 
 -- name: AttemptTrim :exec
--- Keeps a task's latest attempts: those above the given number.
-DELETE FROM leasegen_attempts WHERE task_id = ? AND attempt <= ?;
+-- Keeps a task's latest attempts: those above its newest recorded less
+-- the given number, whatever order the records came in (a late record of
+-- an older attempt goes at the next trim). The newest is read through a
+-- derived table: MySQL refuses a subquery on the table a DELETE changes.
+DELETE FROM leasegen_attempts WHERE leasegen_attempts.task_id = sqlc.arg(task_id) AND leasegen_attempts.attempt <= (
+  SELECT top FROM (SELECT MAX(newer.attempt) - sqlc.arg(keep) AS top FROM leasegen_attempts newer WHERE newer.task_id = sqlc.arg(task_id)) newest);
 
 -- name: AttemptList :many
 SELECT * FROM leasegen_attempts WHERE task_id = ? ORDER BY attempt;

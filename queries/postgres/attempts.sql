@@ -9,8 +9,9 @@ VALUES (@task_id, @attempt, @worker, @started_at, COALESCE(sqlc.narg(finished_at
 ON CONFLICT DO NOTHING;
 
 -- name: AttemptTrim :exec
--- Keeps a task's latest attempts: those above the given number.
-DELETE FROM leasegen_attempts WHERE task_id = $1 AND attempt <= $2;
+-- See the MySQL query.
+DELETE FROM leasegen_attempts WHERE leasegen_attempts.task_id = @task_id AND leasegen_attempts.attempt <= (
+  SELECT MAX(newer.attempt) - @keep::int FROM leasegen_attempts newer WHERE newer.task_id = @task_id);
 
 -- name: AttemptList :many
 SELECT * FROM leasegen_attempts WHERE task_id = $1 ORDER BY attempt;

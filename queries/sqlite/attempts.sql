@@ -9,8 +9,9 @@ VALUES (@task_id, @attempt, @worker, @started_at,
   COALESCE(sqlc.narg(finished_at), (SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER))), @outcome, @error, @duration_us);
 
 -- name: AttemptTrim :exec
--- Keeps a task's latest attempts: those above the given number.
-DELETE FROM leasegen_attempts WHERE task_id = ? AND attempt <= ?;
+-- See the MySQL query.
+DELETE FROM leasegen_attempts WHERE leasegen_attempts.task_id = sqlc.arg(task_id) AND leasegen_attempts.attempt <= (
+  SELECT MAX(newer.attempt) - sqlc.arg(keep) FROM leasegen_attempts newer WHERE newer.task_id = sqlc.arg(task_id));
 
 -- name: AttemptList :many
 SELECT * FROM leasegen_attempts WHERE task_id = ? ORDER BY attempt;

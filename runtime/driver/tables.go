@@ -79,8 +79,9 @@ type Tables interface {
 
 	// AttemptInsert stores r, finished now, unless it is stored already.
 	AttemptInsert(ctx context.Context, r AttemptRecord) error
-	// AttemptTrim deletes task id's attempts up to and including upTo.
-	AttemptTrim(ctx context.Context, id leasetype.TaskID, upTo int) error
+	// AttemptTrim keeps task id's keep latest recorded attempts, counted
+	// from its newest, deleting older ones.
+	AttemptTrim(ctx context.Context, id leasetype.TaskID, keep int) error
 	// AttemptList lists task id's stored attempts, oldest first.
 	AttemptList(ctx context.Context, id leasetype.TaskID) ([]leasetype.AttemptInfo, error)
 	// AttemptOrphans returns up to limit ids of tasks that no longer

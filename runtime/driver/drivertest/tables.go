@@ -143,14 +143,18 @@ func testTablesRegistryPausedAttempts(t *testing.T, b *Bundle) {
 		dbtest.Must(t, "insert an attempt", tb.AttemptInsert(bg, rec))
 		dbtest.Must(t, "insert it again", tb.AttemptInsert(bg, rec))
 	}
-	dbtest.Must(t, "trim", tb.AttemptTrim(bg, id, 1))
+	dbtest.Must(t, "trim", tb.AttemptTrim(bg, id, 2))
+	// A record of an old attempt that lands after the trim goes at its own.
+	late := driver.AttemptRecord{TaskID: id, Attempt: 1, Worker: "w", StartedAt: now, Outcome: leasetype.AttemptFailed}
+	dbtest.Must(t, "insert an old attempt late", tb.AttemptInsert(bg, late))
+	dbtest.Must(t, "trim after it", tb.AttemptTrim(bg, id, 2))
 	attempts, err := tb.AttemptList(bg, id)
 	dbtest.Must(t, "list attempts", err)
 	// A millisecond column truncates (MariaDB) or rounds (MySQL) the instant.
 	if len(attempts) != 2 || attempts[0].Attempt != 2 || attempts[1].Attempt != 3 || attempts[0].Error != "boom" ||
 		attempts[0].Duration != 1500*time.Microsecond || attempts[0].StartedAt.Sub(now).Abs() > time.Millisecond ||
 		attempts[0].FinishedAt.Sub(now).Abs() > time.Minute/2 || attempts[1].FinishedAt.Sub(now.Add(time.Minute)).Abs() > time.Millisecond {
-		t.Errorf("attempts after a trim up to 1 (the third finished a minute after the others): %+v", attempts)
+		t.Errorf("attempts after a trim to the latest 2 (the third finished a minute after the others): %+v", attempts)
 	}
 	if orphans, err := tb.AttemptOrphans(bg, 10); err != nil || len(orphans) != 0 {
 		t.Errorf("orphans while the task exists: %v, %v", orphans, err)

@@ -184,9 +184,9 @@ func (t tables) AttemptInsert(ctx context.Context, r driver.AttemptRecord) error
 	})
 }
 
-func (t tables) AttemptTrim(ctx context.Context, id leasetype.TaskID, upTo int) error {
+func (t tables) AttemptTrim(ctx context.Context, id leasetype.TaskID, keep int) error {
 	return t.Write(ctx, func() error {
-		return t.s.q.AttemptTrim(ctx, t.q, db.AttemptTrimParams{TaskID: int64(id), Attempt: int32(upTo)})
+		return t.s.q.AttemptTrim(ctx, t.q, db.AttemptTrimParams{TaskID: int64(id), Keep: int32(keep)})
 	})
 }
 

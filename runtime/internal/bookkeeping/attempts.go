@@ -19,15 +19,19 @@ const KeepAll = 1 << 30
 // RecordAttempts stores recs, attempts that did not end their tasks (the
 // attempt that ends a task is read from its row), ignoring one already
 // stored, with its error cut to 2 KiB, and keeps only each task's latest
-// keep attempts. Each statement
+// keep attempts, counted from its newest recorded one: the records of a
+// task's attempts are separate writes that may land out of order, and a
+// late one of an old attempt is trimmed by its own trim. Each statement
 // stands alone: a crash between an insert and its trim leaves a row more,
 // which the next trim removes.
 func RecordAttempts(ctx context.Context, t driver.Tables, recs []driver.AttemptRecord, keep int) error {
 	for _, r := range recs {
 		r.Error = truncateUTF8(r.Error, maxAttemptError)
 		err := t.AttemptInsert(ctx, r)
-		if err == nil && r.Attempt > keep {
-			err = t.AttemptTrim(ctx, r.TaskID, r.Attempt-keep)
+		if err == nil && keep < KeepAll {
+			// Relative to the newest recorded, so a record that comes
+			// after a later attempt's (the writes are separate) goes too.
+			err = t.AttemptTrim(ctx, r.TaskID, keep)
 		}
 		if err != nil {
 			return fmt.Errorf("leasegen: record attempt %d of task %d: %w", r.Attempt, r.TaskID, err)

@@ -149,16 +149,20 @@ func (q *Queries) AttemptOrphans(ctx context.Context, db DBTX, arg AttemptOrphan
 }
 
 const attemptTrim = `-- name: AttemptTrim :exec
-DELETE FROM leasegen_attempts WHERE task_id = ? AND attempt <= ?
+DELETE FROM leasegen_attempts WHERE leasegen_attempts.task_id = ? AND leasegen_attempts.attempt <= (
+  SELECT top FROM (SELECT MAX(newer.attempt) - ? AS top FROM leasegen_attempts newer WHERE newer.task_id = ?) newest)
 `
 
 type AttemptTrimParams struct {
-	TaskID  int64
-	Attempt int32
+	TaskID int64
+	Keep   int32
 }
 
-// Keeps a task's latest attempts: those above the given number.
+// Keeps a task's latest attempts: those above its newest recorded less
+// the given number, whatever order the records came in (a late record of
+// an older attempt goes at the next trim). The newest is read through a
+// derived table: MySQL refuses a subquery on the table a DELETE changes.
 func (q *Queries) AttemptTrim(ctx context.Context, db DBTX, arg AttemptTrimParams) error {
-	_, err := db.ExecContext(ctx, attemptTrim, arg.TaskID, arg.Attempt)
+	_, err := db.ExecContext(ctx, attemptTrim, arg.TaskID, arg.Keep, arg.TaskID)
 	return err
 }

@@ -141,16 +141,17 @@ func (q *Queries) AttemptOrphans(ctx context.Context, db DBTX, arg AttemptOrphan
 }
 
 const attemptTrim = `-- name: AttemptTrim :exec
-DELETE FROM leasegen_attempts WHERE task_id = $1 AND attempt <= $2
+DELETE FROM leasegen_attempts WHERE leasegen_attempts.task_id = $1 AND leasegen_attempts.attempt <= (
+  SELECT MAX(newer.attempt) - $2::int FROM leasegen_attempts newer WHERE newer.task_id = $1)
 `
 
 type AttemptTrimParams struct {
-	TaskID  int64
-	Attempt int32
+	TaskID int64
+	Keep   int32
 }
 
-// Keeps a task's latest attempts: those above the given number.
+// See the MySQL query.
 func (q *Queries) AttemptTrim(ctx context.Context, db DBTX, arg AttemptTrimParams) error {
-	_, err := db.ExecContext(ctx, attemptTrim, arg.TaskID, arg.Attempt)
+	_, err := db.ExecContext(ctx, attemptTrim, arg.TaskID, arg.Keep)
 	return err
 }
