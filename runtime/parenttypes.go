@@ -50,12 +50,16 @@ func (p *parentTypes) unknown(types []string) []string {
 	return out
 }
 
-// mayBe reports whether a task of type t may have waiting children: t is
-// known, or the list is due a read, which may show it is.
-func (p *parentTypes) mayBe(t string) bool {
+// worthALook returns the tasks of ended whose types may have waiting
+// children: a known type, or any while the list is due a read, which may
+// show it is one. It takes the lock once for the batch.
+func (p *parentTypes) worthALook(ended []endedTask) []endedTask {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.known[t] || time.Since(p.readAt) >= parentTypesReadEvery
+	if time.Since(p.readAt) >= parentTypesReadEvery {
+		return ended
+	}
+	return slices.DeleteFunc(ended, func(e endedTask) bool { return !p.known[e.typ] })
 }
 
 // filter returns the ended tasks whose types may have children, reading

@@ -40,15 +40,15 @@ func TestParentTypesFilter(t *testing.T) {
 	if diff := cmp.Diff([]TaskID{1, 2}, ids); diff != "" {
 		t.Errorf("settled (-want +got):\n%s", diff)
 	}
-	if p.mayBe("plain") || !p.mayBe("listed") {
-		t.Errorf("just after a read: plain may be a parent %v, listed %v; want false, true", p.mayBe("plain"), p.mayBe("listed"))
+	if got := p.worthALook([]endedTask{{4, "plain"}, {5, "listed"}}); len(got) != 1 || got[0].id != 5 {
+		t.Errorf("just after a read, worth a look: %v; want listed's task alone", got)
 	}
 	db.types = append(db.types, "plain")
 	if ids, _ := p.filter(bg, db, ended); db.reads != 1 || len(ids) != 2 {
 		t.Errorf("within a second: %d reads, settled %v; want no read, 1 and 2", db.reads, ids)
 	}
 	p.readAt = time.Now().Add(-parentTypesReadEvery)
-	if !p.mayBe("plain") {
+	if got := p.worthALook([]endedTask{{4, "plain"}}); len(got) != 1 {
 		t.Error("a second after the read, an unknown type is not worth a look")
 	}
 	if ids, _ := p.filter(bg, db, ended); db.reads != 2 || len(ids) != 3 {

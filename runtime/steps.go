@@ -18,12 +18,11 @@ const maxSettle = 500
 // the loop has stopped. A plain task's type is dropped here, without a
 // read, between two reads of the parent types.
 func (x *executor) settleChildren(ended ...*execution) {
-	var tasks []endedTask
-	for _, e := range ended {
-		if x.parents.mayBe(e.task.Type) {
-			tasks = append(tasks, endedTask{id: e.task.ID, typ: e.task.Type})
-		}
+	tasks := make([]endedTask, len(ended))
+	for i, e := range ended {
+		tasks[i] = endedTask{id: e.task.ID, typ: e.task.Type}
 	}
+	tasks = x.parents.worthALook(tasks)
 	if len(tasks) > 0 && !x.settles.push(tasks...) {
 		x.settle(tasks)
 	}
