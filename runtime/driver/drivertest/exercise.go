@@ -75,6 +75,7 @@ var bundleCases = []struct {
 	{"TablesInSeesTheTransaction", testTablesInSeesTheTransaction},
 	{"KeyReleaseInOlderSnapshot", testKeyReleaseInOlderSnapshot},
 	{"KeyHoldersWhileTaskMoves", testKeyHoldersWhileTaskMoves},
+	{"FairKeysShareByWeight", testFairKeysShareByWeight},
 	{"DeadlockIsAConflict", testDeadlockIsAConflict},
 }
 

@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"database/sql"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -127,4 +128,64 @@ func testKeyHoldersWhileTaskMoves(t *testing.T, b *Bundle) {
 	if byStatus[leasetype.StatusQueued] != 1 || byStatus[leasetype.StatusWaiting] != 1 {
 		t.Errorf("after the release: %v, want the moved holder QUEUED and the other task still WAITING", byStatus)
 	}
+}
+
+// Fairness keys share the claims by weight while their releases keep up
+// with the claims: two keys of weight 2 and 1 (shares of 200 and 100)
+// with long waiting lines, claimed 10 at a time by one owner who releases
+// the keys after each claim, start 2 to 1 after the first 300 starts
+// (which take the tasks queued at the enqueue). Releases that lag the
+// claims move it toward 1 to 1: the tasks one release queues are due
+// from one instant, and the lighter key's, with the lower ids, go first
+// (measured with this case: releases two claims of 100 behind gave 300
+// and 300).
+func testFairKeysShareByWeight(t *testing.T, b *Bundle) {
+	const (
+		each   = 600
+		batch  = 10
+		warmup = 300
+	)
+	heavy := driver.FlowKey{Type: "f", Key: "heavy", Limit: driver.NoKeyLimit, Share: 200}
+	light := driver.FlowKey{Type: "f", Key: "light", Limit: driver.NoKeyLimit, Share: 100}
+	var batchKeys []driver.FlowKey
+	var tasks []driver.NewTask
+	for range each {
+		batchKeys = append(batchKeys, heavy, light)
+		tasks = append(tasks, driver.NewTask{Type: "f", Payload: []byte(`{}`), MaxAttempts: 1}, driver.NewTask{Type: "f", Payload: []byte(`{}`), MaxAttempts: 1})
+	}
+	tb := b.Driver.Tables()
+	_, err := bookkeeping.InsertKeyed(bg, tb, bookkeeping.KeyedBatch{Tasks: tasks, Keys: batchKeys})
+	dbtest.Must(t, "enqueue", err)
+
+	starts := map[string]int{}
+	var first map[string]int
+	for starts["heavy"]+starts["light"] < 3*warmup {
+		claimed, err := b.Driver.Claim(bg, driver.ClaimRequest{Owner: "w", Lease: time.Minute, Types: []string{"f"}, Max: batch})
+		dbtest.Must(t, "claim", err)
+		if len(claimed) == 0 {
+			t.Fatalf("nothing to claim after %v starts", starts)
+		}
+		var done []driver.CompletionRequest
+		var started []driver.FlowKey
+		for _, c := range claimed {
+			if !c.KeyShared {
+				t.Fatalf("claimed task %d of key %q without its fair share mark", c.ID, c.ConcurrencyKey)
+			}
+			starts[c.ConcurrencyKey]++
+			if starts["heavy"]+starts["light"] == warmup {
+				first = maps.Clone(starts)
+			}
+			started = append(started, driver.FlowKey{Type: "f", Key: c.ConcurrencyKey})
+			done = append(done, driver.CompletionRequest{Ref: driver.LeaseRef{ID: c.ID, Attempt: c.Attempt}})
+		}
+		_, err = b.Driver.CompleteMany(bg, "w", done)
+		dbtest.Must(t, "complete", err)
+		_, err = bookkeeping.ReleaseKeys(bg, tb, started)
+		dbtest.Must(t, "release", err)
+	}
+	h, l := starts["heavy"]-first["heavy"], starts["light"]-first["light"]
+	if ratio := float64(h) / float64(max(l, 1)); ratio < 1.8 || ratio > 2.2 {
+		t.Errorf("after %d starts, heavy (weight 2) started %d and light (weight 1) %d: a ratio of %.2f, want 2", warmup, h, l, ratio)
+	}
+	t.Logf("after %d starts, heavy (weight 2) started %d and light (weight 1) %d", warmup, h, l)
 }

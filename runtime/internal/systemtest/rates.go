@@ -173,11 +173,13 @@ func testFairnessKeys(t *testing.T, b *Bundle) {
 	t.Logf("%d of the big key's %d tasks were claimed before the small keys' last", bigBefore, big)
 }
 
-// Of two keys with a long waiting line each, the one of weight 2 gets
-// about twice the starts of the one of weight 1 (1.2 to 3 times) while
-// both wait: counted
-// after the first 300 starts, which take the tasks both keys queued at
-// their enqueue (200 and 100, in enqueue order).
+// Two keys with a long waiting line each, of weight 2 and 1, never have
+// more than their shares (200 and 100) queued at once, end to end on a
+// worker, sampled every 100 starts. How the starts split between them
+// (logged, counted after the first 300 starts, which take the tasks both
+// keys queued at their enqueue) depends on how far the releases lag the
+// claims, which a loaded machine decides: the conformance case
+// FairKeysShareByWeight releases after each claim and checks 2:1.
 func testFairnessWeights(t *testing.T, b *Bundle) {
 	const (
 		each   = 1500
@@ -190,29 +192,42 @@ func testFairnessWeights(t *testing.T, b *Bundle) {
 	var mu sync.Mutex
 	started := map[string]int{}
 	var first, later map[string]int
+	var samples []runtime.KeyInfo
 	cfg := Config()
 	cfg.MaxConcurrency = 10
 	b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"fair": func(ctx context.Context, task *runtime.Task) error {
 		mu.Lock()
-		defer mu.Unlock()
 		started[task.ConcurrencyKey]++
-		switch started["heavy"] + started["light"] {
+		n := started["heavy"] + started["light"]
+		switch n {
 		case warmup:
 			first = maps.Clone(started)
 		case each:
 			later = maps.Clone(started)
+		}
+		mu.Unlock()
+		if n%100 == 0 {
+			keys, err := b.Client.Keys(ctx, 10)
+			if err != nil {
+				return err // retried: the sample is left out
+			}
+			mu.Lock()
+			samples = append(samples, keys...)
+			mu.Unlock()
 		}
 		return nil
 	}})
 	b.Signals.Await(t, testwait.Bound, func() bool { return b.Unfinished(t) == 0 }, func() string { return fmt.Sprintf("%d tasks unfinished", b.Unfinished(t)) })
 	mu.Lock()
 	defer mu.Unlock()
-	heavy, light := later["heavy"]-first["heavy"], later["light"]-first["light"]
-	// Each start lets its key queue one more, so a full queue keeps 2:1;
-	// a release that lags the claims leaves it short a while, which the
-	// heavier key feels more.
-	if ratio := float64(heavy) / float64(max(1, light)); ratio < 1.2 || ratio > 3 {
-		t.Errorf("of starts %d to %d, heavy (weight 2) had %d and light (weight 1) %d: a ratio of %.2f, want about 2", warmup, each, heavy, light, ratio)
+	if len(samples) == 0 {
+		t.Fatal("no sample of the keys was taken")
 	}
-	t.Logf("of starts %d to %d, heavy (weight 2) had %d and light (weight 1) %d", warmup, each, heavy, light)
+	for _, k := range samples {
+		if queued := k.Holding - k.Running; queued > k.Share {
+			t.Errorf("key %q (share %d) had %d tasks queued", k.Key, k.Share, queued)
+		}
+	}
+	heavy, light := later["heavy"]-first["heavy"], later["light"]-first["light"]
+	t.Logf("%d samples of the keys; of starts %d to %d, heavy (weight 2) had %d and light (weight 1) %d", len(samples), warmup, each, heavy, light)
 }
