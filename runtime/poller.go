@@ -81,6 +81,9 @@ type poller struct {
 	claimTook func(time.Duration)
 	takeStale func(now time.Time, all bool) []*execution
 	handBack  func([]*execution)
+	// peers is set while other workers are alive: claims take turns; busy
+	// records that a claim found work.
+	peers, busy *atomic.Bool
 	// once, when set, makes the poller claim a single task, report it
 	// there and stop (Worker.WorkOne).
 	once chan<- claimResult
@@ -107,7 +110,7 @@ func newPoller(w *Worker, req driver.ClaimRequest) *poller {
 			outage: newOutage("poll", w.cfg, w.cfg.PollInterval)},
 		wake: w.wake, freeSlots: w.freeSlots, start: w.startExecutions, lateClaims: &w.stats.lateClaims,
 		claimTook: w.prefetch.claimTook, takeStale: w.takeStaleReady, handBack: w.handBack,
-		once: w.oneTask, schedules: scheduleNames(w.schedules), scheduleDue: w.scheduleDue, probed: &w.probed,
+		peers: &w.peers, busy: &w.busy, once: w.oneTask, schedules: scheduleNames(w.schedules), scheduleDue: w.scheduleDue, probed: &w.probed,
 	}
 }
 
@@ -182,6 +185,7 @@ func (p *poller) poll(ctx context.Context, stop <-chan struct{}, woken bool) (wa
 	}
 	req := p.req
 	req.Max = min(free, maxClaimBatch)
+	req.TakeTurns = p.peers.Load()
 	n, err := p.claimAndStart(ctx, req)
 	if err != nil {
 		return st.outage.failed(err), false
@@ -191,6 +195,7 @@ func (p *poller) poll(ctx context.Context, stop <-chan struct{}, woken bool) (wa
 		return st.nothing(), false
 	}
 	st.found()
+	p.busy.Store(true)
 	if n == req.Max {
 		return 0, false // maybe more: claim again at once
 	}

@@ -35,6 +35,10 @@ type Worker struct {
 	heartbeatDerived bool
 	// reg is the worker's row in leasegen_workers, kept while it runs.
 	reg driver.WorkerRegistration
+	// peers is set while other workers are alive on the database (read at
+	// Start, and at a renewal of reg after claims found work: busy): claims
+	// then take turns.
+	peers, busy atomic.Bool
 
 	mu      sync.Mutex
 	started bool
@@ -184,6 +188,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		_ = bookkeeping.UnregisterWorker(context.WithoutCancel(ctx), w.engine.tables, w.reg.ID)
 		return err
 	}
+	w.lookForPeers(ctx)
 	localWorkers.Store(localWorker{w.engine.db, w.reg.ID}, true)
 	w.started = true
 	w.runCtx, w.cancelRun = context.WithCancel(context.WithoutCancel(ctx))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/leasegen/leasegen/runtime/driver"
@@ -51,8 +52,25 @@ func (w *Worker) registration(req driver.ClaimRequest) driver.WorkerRegistration
 	}
 }
 
-// renewRegistration renews the worker's row, once per recovery pass.
+// lookForPeers records whether other workers are alive on the database:
+// while they are, this worker's claims take turns with theirs
+// (driver.ClaimRequest.TakeTurns). A failed read keeps what it knew.
+func (w *Worker) lookForPeers(ctx context.Context) {
+	live, err := w.engine.tables.WorkerListLive(ctx)
+	if err != nil {
+		w.cfg.Logger.Warn("leasegen: listing the live workers failed", "worker", w.cfg.WorkerID, "err", err)
+		return
+	}
+	w.peers.Store(slices.ContainsFunc(live, func(o WorkerInfo) bool { return o.ID != w.reg.ID }))
+}
+
+// renewRegistration renews the worker's row, once per recovery pass, and
+// looks for peers when claims found work since the last pass (an idle
+// worker's claims do not need to know).
 func (w *Worker) renewRegistration(ctx context.Context) {
+	if w.busy.Swap(false) {
+		w.lookForPeers(ctx)
+	}
 	present, err := bookkeeping.RenewWorker(ctx, w.engine.tables, w.reg)
 	switch {
 	case err != nil:

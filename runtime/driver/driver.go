@@ -190,6 +190,11 @@ type ClaimRequest struct {
 	TypeLimits  map[string]int           // per-type concurrency limits (> 0)
 	TypeRates   map[string]Rate          // per-type rates (EnsureRates made their slots)
 	GlobalLimit int                      // 0: none
+	// TakeTurns makes the claim wait for its turn behind the claims of the
+	// other workers that take turns, so that it does not step over the
+	// rows they hold (a driver may ignore it). Workers set it while other
+	// workers are alive.
+	TakeTurns bool
 }
 
 // Rate is a rate limit: at most Limit starts in any Window.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/leasegen/leasegen/runtime/driver"
 	"github.com/leasegen/leasegen/runtime/driver/internal/sqlbuild"
@@ -32,10 +33,10 @@ func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {
 }
 
 // Claim takes up to req.Max queued tasks in one READ COMMITTED transaction:
-// whole candidate rows with FOR UPDATE SKIP LOCKED in Claim-index order, then
-// one UPDATE per lease length that starts the leases on the database's
-// clock. The rows are locked, so the UPDATE's effect is known without a
-// read-back.
+// its turn first when it takes turns (takeClaimTurn), then whole candidate rows with FOR
+// UPDATE SKIP LOCKED in Claim-index order, then one UPDATE per lease length
+// that starts the leases on the database's clock. The rows are locked, so
+// the UPDATE's effect is known without a read-back.
 func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
 	var claimed []driver.ClaimedTask
 	err := s.retry(ctx, func() error {
@@ -52,7 +53,11 @@ func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.Cl
 }
 
 func (s *store) claimTx(ctx context.Context, tx mysqldb.DBTX, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
-	picked, err := sqlbuild.PlanClaim(ctx, mysqlClaimSource{s: s, tx: tx}, req)
+	paused, err := s.pausedTypes(ctx, tx, req.TakeTurns || s.contendedLately())
+	if err != nil {
+		return nil, err
+	}
+	picked, err := sqlbuild.PlanClaim(ctx, mysqlClaimSource{s: s, tx: tx, paused: paused}, req)
 	if err != nil || len(picked) == 0 {
 		return nil, err
 	}
@@ -74,16 +79,80 @@ func (s *store) claimTx(ctx context.Context, tx mysqldb.DBTX, req driver.ClaimRe
 	return picked, nil
 }
 
-// mysqlClaimSource reads a claim's inputs inside its transaction.
-type mysqlClaimSource struct {
-	s  *store
-	tx mysqldb.DBTX
+// claimTurnScope is the leasegen_limits row that claims taking turns lock
+// first.
+const claimTurnScope = "claim turn"
+
+// contendedFor is how long claims take turns after one found rows that
+// another claim held, whether or not the worker knows of other workers
+// (ClaimRequest.TakeTurns follows the worker registry, which a worker
+// reads at most once a recovery pass).
+const contendedFor = 30 * time.Second
+
+// contendedLately reports whether a claim of this store found rows that
+// another claim held within contendedFor.
+func (s *store) contendedLately() bool {
+	at := s.contended.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < contendedFor
 }
 
-// PausedTypes reads the paused types: a plain read, so a Pause that
-// commits while the claim runs takes effect at the next claim.
-func (c mysqlClaimSource) PausedTypes(ctx context.Context) ([]string, error) {
-	return c.s.q.PausedTypeNames(ctx, c.tx)
+// pausedTypes reads the paused types as a claim's first statement, taking
+// the claim's turn with them when it takes turns.
+func (s *store) pausedTypes(ctx context.Context, tx mysqldb.DBTX, turns bool) ([]string, error) {
+	if !turns {
+		return s.q.PausedTypeNames(ctx, tx)
+	}
+	return s.takeClaimTurn(ctx, tx)
+}
+
+// takeClaimTurn locks the claim turn's row for the rest of the claim's
+// transaction, creating it on first use, and returns the paused types
+// (read in the same statement): the claims of the workers that take turns
+// run one at a time. Claims that ran side by side each started at
+// the head of the queue and stepped over the rows the others had just
+// locked (SKIP LOCKED reads them, then skips), and the more workers, the
+// more of each claim went to that: on MariaDB, 8 worker hosts burnt down
+// at half the rate of one, with twice the server's CPU per task. Taking
+// turns, each claim finds the rows after the last one's, and 2 to 8 hosts
+// keep one host's rate and CPU per task (docs/scaling.md). A claim is a
+// few milliseconds, so the turns cap a server at what one claimer takes
+// (tens of thousands of tasks a second), which is what one primary
+// carries anyway.
+func (s *store) takeClaimTurn(ctx context.Context, tx mysqldb.DBTX) ([]string, error) {
+	for range 2 {
+		rows, err := s.q.ClaimTurnTake(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) > 0 {
+			var paused []string
+			for _, r := range rows {
+				if r.TaskType.Valid {
+					paused = append(paused, r.TaskType.String)
+				}
+			}
+			return paused, nil
+		}
+		if err := s.q.LimitEnsure(ctx, tx, mysqldb.LimitEnsureParams{Scope: claimTurnScope}); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("the claim turn's row %q is missing after its insert", claimTurnScope)
+}
+
+// mysqlClaimSource reads a claim's inputs inside its transaction; paused
+// are the paused types, read with the claim turn.
+type mysqlClaimSource struct {
+	s      *store
+	tx     mysqldb.DBTX
+	paused []string
+}
+
+// PausedTypes returns the paused types, read by the claim's first
+// statement: a Pause that commits after that takes effect at the next
+// claim.
+func (c mysqlClaimSource) PausedTypes(context.Context) ([]string, error) {
+	return c.paused, nil
 }
 
 // LockLimits locks the limit rows by writing them (LimitLock says why);
@@ -158,6 +227,8 @@ func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit 
 		if len(rows) == len(ids) || len(ids) < want {
 			break // all locked, or the queue has no more
 		}
+		c.s.contended.Store(time.Now().UnixNano()) // another claim held some
+
 		excluded = append(excluded, ids...)
 	}
 	slices.SortFunc(out, sqlbuild.ClaimOrder)

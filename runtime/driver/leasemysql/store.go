@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -64,6 +65,9 @@ type store struct {
 	maxPayload int
 	// notes are what Check found that the operator should know.
 	notes []string
+	// contended is when (Unix ns) a claim last found rows another claim
+	// held: claims take turns for a while after (contendedLately).
+	contended atomic.Int64
 }
 
 // escapedLimit is the largest payload that fits a statement of at most

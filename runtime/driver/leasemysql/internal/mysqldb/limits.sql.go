@@ -7,8 +7,52 @@ package mysqldb
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 )
+
+const claimTurnTake = `-- name: ClaimTurnTake :many
+SELECT l.scope, p.task_type FROM leasegen_limits l
+LEFT JOIN leasegen_paused_types p ON 1 = 1
+WHERE l.scope = 'claim turn'
+FOR UPDATE
+`
+
+type ClaimTurnTakeRow struct {
+	Scope    string
+	TaskType sql.NullString
+}
+
+// A claim's first statement: the claim turn's row (scope 'claim turn',
+// which no task type can name: types have no spaces), locked until the
+// claim commits, so the claims of every worker on a server take turns and
+// none steps over the rows another holds; with it the paused types, which
+// the scans that follow leave out (their rows locked too: a Pause waits
+// for the claim). A locking read that writes nothing: Galera certifies
+// written rows only, so each node's claims take turns among themselves
+// and never conflict with another node's. No row: LimitEnsure creates it.
+func (q *Queries) ClaimTurnTake(ctx context.Context, db DBTX) ([]ClaimTurnTakeRow, error) {
+	rows, err := db.QueryContext(ctx, claimTurnTake)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ClaimTurnTakeRow
+	for rows.Next() {
+		var i ClaimTurnTakeRow
+		if err := rows.Scan(&i.Scope, &i.TaskType); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
 
 const limitEnsure = `-- name: LimitEnsure :exec
 
