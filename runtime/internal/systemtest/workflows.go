@@ -237,6 +237,25 @@ func testWorkflowParentsEndTogether(t *testing.T, b *Bundle) {
 	}
 	cfg := settleConfig()
 	cfg.MaxConcurrency = workflows
+	// Recovery does not run: a join left waiting shows what the settles
+	// logged and where its parents are.
+	var book LogBook
+	cfg.Logger = book.Logger()
+	var runs []runtime.WorkflowRun
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, run := range runs {
+			var states []string
+			for _, step := range []string{"left", "right", "join"} {
+				info, err := b.Client.Get(bg, run.Tasks[step])
+				states = append(states, fmt.Sprintf("%s %d %s %v", step, run.Tasks[step], info.Status, err))
+			}
+			t.Logf("workflow %d: %s", run.ID, strings.Join(states, ", "))
+		}
+		t.Logf("the workers' log:\n%s", book.String())
+	})
 	b.StartWorker(t, cfg, map[string]runtime.HandlerFunc{"wf-left": parent, "wf-join": join})
 	other := b.EngineOn(b.DB.Open(t))
 	w, err := runtime.NewWorker(other, cfg)
@@ -256,6 +275,7 @@ func testWorkflowParentsEndTogether(t *testing.T, b *Bundle) {
 		}})
 		dbtest.Must(t, "enqueue", err)
 		ends = append(ends, run.Tasks["join"])
+		runs = append(runs, run)
 	}
 	for _, id := range ends {
 		b.WaitStatus(t, id, runtime.StatusSuccess)
