@@ -33,10 +33,11 @@ func (s *store) EnsureLimits(ctx context.Context, scopes []string) error {
 }
 
 // Claim takes up to req.Max queued tasks in one READ COMMITTED transaction:
-// its turn first when it takes turns (takeClaimTurn), then whole candidate rows with FOR
-// UPDATE SKIP LOCKED in Claim-index order, then one UPDATE per lease length
-// that starts the leases on the database's clock. The rows are locked, so
-// the UPDATE's effect is known without a read-back.
+// the paused types (with the claim's turn when it takes turns), whole
+// candidate rows with FOR UPDATE SKIP LOCKED in Claim-index order, then
+// one UPDATE per lease length that starts the leases on the database's
+// clock. The rows are locked, so the UPDATE's effect is known without a
+// read-back.
 func (s *store) Claim(ctx context.Context, req driver.ClaimRequest) ([]driver.ClaimedTask, error) {
 	var claimed []driver.ClaimedTask
 	err := s.retry(ctx, func() error {
@@ -141,7 +142,7 @@ func (s *store) takeClaimTurn(ctx context.Context, tx mysqldb.DBTX) ([]string, e
 }
 
 // mysqlClaimSource reads a claim's inputs inside its transaction; paused
-// are the paused types, read with the claim turn.
+// are the paused types, which the claim's first statement read.
 type mysqlClaimSource struct {
 	s      *store
 	tx     mysqldb.DBTX
@@ -228,7 +229,6 @@ func (c mysqlClaimSource) Candidates(ctx context.Context, types []string, limit 
 			break // all locked, or the queue has no more
 		}
 		c.s.contended.Store(time.Now().UnixNano()) // another claim held some
-
 		excluded = append(excluded, ids...)
 	}
 	slices.SortFunc(out, sqlbuild.ClaimOrder)
