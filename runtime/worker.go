@@ -35,9 +35,9 @@ type Worker struct {
 	heartbeatDerived bool
 	// reg is the worker's row in leasegen_workers, kept while it runs.
 	reg driver.WorkerRegistration
-	// peers is set while other workers are alive on the database (read at
-	// Start, and at a renewal of reg after claims found work: busy): claims
-	// then take turns.
+	// peers is set while other workers of one of its types are alive on
+	// the database (read at Start, and at a renewal of reg after claims
+	// found work: busy): claims then take turns.
 	peers, busy atomic.Bool
 
 	mu      sync.Mutex

@@ -52,16 +52,28 @@ func (w *Worker) registration(req driver.ClaimRequest) driver.WorkerRegistration
 	}
 }
 
-// lookForPeers records whether other workers are alive on the database:
-// while they are, this worker's claims take turns with theirs
-// (driver.ClaimRequest.TakeTurns). A failed read keeps what it knew.
+// lookForPeers records whether other workers that handle one of this
+// worker's task types are alive on the database: while they are, this
+// worker's claims take turns with theirs (driver.ClaimRequest.TakeTurns).
+// Workers of other types never lock the rows it claims, so they do not
+// count. A failed read keeps what it knew.
 func (w *Worker) lookForPeers(ctx context.Context) {
 	live, err := w.engine.tables.WorkerListLive(ctx)
 	if err != nil {
 		w.cfg.Logger.Warn("leasegen: listing the live workers failed", "worker", w.cfg.WorkerID, "err", err)
 		return
 	}
-	w.peers.Store(slices.ContainsFunc(live, func(o WorkerInfo) bool { return o.ID != w.reg.ID }))
+	w.peers.Store(slices.ContainsFunc(live, func(o WorkerInfo) bool { return o.ID != w.reg.ID && sharesType(o, w.reg.TaskLimits) }))
+}
+
+// sharesType reports whether worker o handles one of types.
+func sharesType(o WorkerInfo, types map[string]int) bool {
+	for t := range o.TaskLimits {
+		if _, ok := types[t]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // renewRegistration renews the worker's row, once per recovery pass, and

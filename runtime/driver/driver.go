@@ -193,7 +193,7 @@ type ClaimRequest struct {
 	// TakeTurns makes the claim wait for its turn behind the claims of the
 	// other workers that take turns, so that it does not step over the
 	// rows they hold (a driver may ignore it). Workers set it while other
-	// workers are alive.
+	// workers of one of their types are alive.
 	TakeTurns bool
 }
 
